@@ -1,8 +1,7 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities
-(``/v1/completions`` with ``echo`` + ``logprobs``: vLLM, SGLang, llama-cpp-python). With
-vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
-as the in-process scorer does; otherwise as one text, the response found by character offset.
-"""
+(``/v1/completions`` with ``echo`` + ``logprobs``). With vLLM's ``/tokenize`` (probed once)
+prompt and response are sent as separately tokenized ids, as the in-process scorer does;
+otherwise as one text, the response found by character offset."""
 
 from __future__ import annotations
 
@@ -113,16 +112,13 @@ class OpenAICompletionsScorer:
         self._http = HttpTransport(
             base_url, model, api_key, timeout=timeout, retry=retry, headers=default_headers
         )
-        self.base_url = self._http.base_url
-        self.model = model
-        self.max_concurrency = max_concurrency
-        self.timeout = float(timeout)
-        self.retry = retry
+        self.base_url, self.model, self.timeout = self._http.base_url, model, float(timeout)
+        self.max_concurrency, self.retry = max_concurrency, retry
         self._renderer = chat_template_renderer
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
         self._has_tokenize: bool | None = None  # probed once
-        self._ids: dict[str, list[int]] = {}  # token ids given, up to 256 (then cleared)
+        self._ids: dict[str, list[int]] = {}  # up to 256 token id lists, then cleared
         self._probe_failure: TransientScorerError | None = None
 
     def __repr__(self) -> str:
@@ -134,12 +130,11 @@ class OpenAICompletionsScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """``max_concurrency`` (a batching server answers them in about the time of one)."""
         return self.max_concurrency
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer`` (else :class:`NoChatTemplateError`)."""
+        local ``tokenizer``."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
@@ -176,7 +171,6 @@ class OpenAICompletionsScorer:
         return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
-        """The ``/tokenize`` payload of a prompt (messages: the server's chat template)."""
         if self._renders_locally(prompt):
             text = self.render_prompt(prompt)
             return {"prompt": text, "add_special_tokens": isinstance(prompt, str)}
@@ -187,11 +181,10 @@ class OpenAICompletionsScorer:
         }
 
     def _tokenize_steps(self, payload: dict[str, Any], clients: Any, clock: Any) -> Steps[Any]:
-        body = {"model": self.model, **payload}
-        return self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
+        return self._http.send("tokenize", "tokenize", payload, tokens_from, clients, clock)
 
     def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
-        """Whether the server has a vLLM-style ``/tokenize`` (asked once, under ``clock``)."""
+        """Whether the server has a vLLM-style ``/tokenize`` (asked once)."""
         if self._has_tokenize is None:
             try:
                 probe = {"prompt": "probe", "add_special_tokens": False}
@@ -225,7 +218,6 @@ class OpenAICompletionsScorer:
     def _plan_steps(
         self, request: ScoreRequest, clients: httpx.AsyncClient | None, clock: RequestClock
     ) -> Steps[Plan]:
-        """The plan of a checked request: token ids where the server tokenizes, else text."""
         if not isinstance(request, ScoreRequest):
             raise InputError(f"expected a ScoreRequest, got {type(request).__name__}")
         if not isinstance(request.response, str) or not request.response:
@@ -257,7 +249,6 @@ class OpenAICompletionsScorer:
     def _score_steps(
         self, request: ScoreRequest, clients: httpx.AsyncClient | None
     ) -> Steps[ResponseLogprobs]:
-        """One request's log-probs, as a generator of HTTP calls under one retry budget."""
         clock = RequestClock()
         plan = yield from self._plan_steps(request, clients, clock)
 
@@ -277,14 +268,13 @@ class OpenAICompletionsScorer:
     def _completion_steps(
         self, body: dict[str, Any], parse: Callable[[Any], Any], clients: Any, clock: Any = None
     ) -> Steps[Any]:
-        """One greedy ``/v1/completions`` call (a scoring one when it echoes)."""
         what = "completion" if body.get("echo") else "generation"
-        body = {"model": self.model, **body, "temperature": 0.0}
+        body = {**body, "temperature": 0.0}
         return self._http.send(what, "completions", body, parse, clients, clock)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
-        alone, so a server that cannot score fails once, not once per request."""
+        """Log-probs of each response, ``max_concurrency`` in flight; the first runs alone, so
+        a server that cannot score fails once."""
         requests = list(requests)
         if not requests:
             return []
@@ -336,7 +326,6 @@ class OpenAICompletionsScorer:
             return list(pool.map(one, list(prompts)))
 
     def close(self) -> None:
-        """Close the HTTP connection pool (the scorer reopens one if used again)."""
         self._http.close()
 
 
@@ -350,8 +339,7 @@ class EchoEntry:
 
 
 def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
-    """The per-token entries of an echoed choice (:class:`NoPromptLogprobsError` when it has
-    no ``logprobs.token_logprobs``)."""
+    """The per-token entries of an echoed choice."""
     logprobs = choice.get("logprobs")
     if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
         tokens = list(logprobs.get("tokens") or [])
@@ -373,8 +361,7 @@ def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
 
 
 def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
-    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt; a
-    :class:`ScorerError` when they cannot be found or do not re-join to the response."""
+    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt."""
     choice = _choice(raw)
     entries = echo_entries(choice)
     sent = None if plan.response_ids is None else len(plan.prompt)
@@ -408,7 +395,6 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
 def _echoed_prompt_length(
     entries: Sequence[EchoEntry], usage: Mapping[str, Any] | None, sent_total: int | None
 ) -> int:
-    """How many leading entries belong to the prompt (the rest were generated)."""
     reported = usage.get("prompt_tokens") if usage else None
     if sent_total is not None:
         if isinstance(reported, int) and reported != sent_total:
@@ -440,7 +426,7 @@ def _echoed_prompt_length(
 def _text_mode_boundary(
     entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
 ) -> tuple[int, list[int]]:
-    """Text mode: index of the first response token and the response tokens' offsets."""
+    """Text mode: the first response token's index and the response tokens' offsets."""
     full_len = prompt_chars + len(response)
     if all(e.offset is not None for e in entries):
         # offsets may count text the echo dropped (a BOS): align the end with len(full)
@@ -502,7 +488,6 @@ def _offsets_in_response(
 
 
 def _choice(raw: Any) -> Mapping[str, Any]:
-    """The first choice of a completion body (a :class:`Retryable` when there is none)."""
     choices = raw.get("choices") if isinstance(raw, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise Retryable("malformed response body: no choices")

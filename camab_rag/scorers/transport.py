@@ -1,9 +1,6 @@
 """The HTTP client of the OpenAI-compatible scorer: bounded requests, retries of transient
-failures (timeout, connection, 408, 429, 5xx, malformed body) under a
-:class:`~camab_rag.retry.RetryPolicy`, and what a failed call means. Credentials go to this
-server only and are masked in every message; :meth:`HttpTransport.send` is a generator of
-calls (:mod:`camab_rag.steps`), one code path for sync and async.
-"""
+failures under a :class:`~camab_rag.retry.RetryPolicy`, and what a failed call means.
+Credentials go to this server only and are masked in every message."""
 
 from __future__ import annotations
 
@@ -56,7 +53,7 @@ PROXY_FIX = (
 
 
 class NoPromptLogprobsError(CannotScoreError):
-    """The server does not return log-probabilities of the prompt (``cause`` says why)."""
+    """The server does not return the prompt's log-probabilities."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
@@ -71,7 +68,7 @@ class NoPromptLogprobsError(CannotScoreError):
 
 
 class NoChatTemplateError(InputError, CannotScoreError):
-    """Chat messages but no chat template to render them (no ``/tokenize``, no local one)."""
+    """Chat messages but no chat template to render them."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
@@ -83,11 +80,11 @@ class NoChatTemplateError(InputError, CannotScoreError):
 
 
 class ResponseTokensMismatchError(ScorerError):
-    """The echoed response tokens do not re-join to the response text."""
+    """The echoed response tokens do not re-join to the response."""
 
 
 class RedirectRefusedError(ScorerError):
-    """The server answered with a redirect, never followed (no credential goes elsewhere)."""
+    """A redirect, never followed (no credential goes elsewhere)."""
 
 
 @dataclass
@@ -96,7 +93,7 @@ class RequestClock:
 
     first_failure: float | None = None
     first_error: str = ""
-    timed_out: bool = False  # whether an attempt ran out of its time
+    timed_out: bool = False
 
     def spent(self) -> float:
         return 0.0 if self.first_failure is None else time.monotonic() - self.first_failure
@@ -118,8 +115,7 @@ class ApiCall:
         method = "GET" if self.body is None else "POST"
         request = client.build_request(method, url, json=self.body, timeout=self.limit)
         response = client.send(request, stream=True)
-        # at the deadline a timer shuts the socket down, so a read that waits on a server
-        # trickling or stalling its body returns at once
+        # at the deadline a timer shuts the socket, so a read on a stalling server returns
         stream = response.extensions.get("network_stream")
         sock: Any = stream.get_extra_info("socket") if stream is not None else None
         lock, done, fired = threading.Lock(), threading.Event(), threading.Event()
@@ -177,7 +173,7 @@ class ApiCall:
 
 
 class HttpTransport:
-    """Client, retries and failure meaning for one OpenAI-compatible server (module doc)."""
+    """Client, retries and failure meaning for one OpenAI-compatible server."""
 
     def __init__(
         self,
@@ -208,7 +204,6 @@ class HttpTransport:
                 "endpoints itself"
             )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
-        # as it may be shown: no user-info, credential query values masked
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
         self.model = model
         self.timeout = float(timeout)
@@ -221,10 +216,10 @@ class HttpTransport:
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
         user, password = parts.username, unquote(parts.password or "")
-        auth = None if user is None else httpx.BasicAuth(unquote(user), password)  # user-info
+        auth = None if user is None else httpx.BasicAuth(unquote(user), password)
         params = httpx.QueryParams(parts.query)  # sent after each request's path
-        self._client_options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
-        self._client_options["timeout"] = self.timeout
+        self._options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
+        self._options["timeout"] = self.timeout
 
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
@@ -236,17 +231,15 @@ class HttpTransport:
         """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
         with self._lock:
             if self._sync_client is None:
-                client = httpx.Client(**self._client_options)
-                weakref.finalize(self, client.close)
-                self._sync_client = client
+                self._sync_client = httpx.Client(**self._options)
+                weakref.finalize(self, self._sync_client.close)
             return self._sync_client
 
     def async_client(self) -> httpx.AsyncClient:
         """An async client for one batch (``async with`` closes it)."""
-        return httpx.AsyncClient(**self._client_options)
+        return httpx.AsyncClient(**self._options)
 
     def close(self) -> None:
-        """Close the blocking client's connection pool (reopened if used again)."""
         with self._lock:
             client, self._sync_client = self._sync_client, None
         if client is not None:
@@ -261,9 +254,9 @@ class HttpTransport:
         clients: httpx.AsyncClient | None,
         clock: RequestClock | None = None,
     ) -> Steps[T]:
-        """The parsed answer to one request, retried under the policy; ``clock``: the retry
-        budget of the scorer request it belongs to."""
+        """The parsed answer to one request, retried under the policy and ``clock``."""
         clock = clock or RequestClock()
+        body = {"model": self.model, **body}
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
             failure: Exception
@@ -284,8 +277,7 @@ class HttpTransport:
     def models(
         self, clients: Any, clock: RequestClock
     ) -> Steps[tuple[int | None, tuple[str, ...]]]:
-        """One attempt at ``/v1/models``, not retried: its HTTP status (``None``: no answer)
-        and the model ids it lists."""
+        """One attempt at ``/v1/models``: its HTTP status (``None``: no answer) and model ids."""
         status: int | None = None
         ids: list[object] = []
         try:
@@ -297,7 +289,6 @@ class HttpTransport:
         return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
     def _limit(self, clock: RequestClock) -> float:
-        """The timeout, cut to what is left of the retry budget and the deadline."""
         limit = self.timeout
         if clock.first_failure is not None and self.retry.budget_s is not None:
             limit = min(limit, self.retry.budget_s - clock.spent())
@@ -316,9 +307,8 @@ class HttpTransport:
             raise self._scrub(error)
         if clock.first_failure is None:
             clock.first_failure, clock.first_error = time.monotonic(), str(error)
-        delay = self.retry.delay(attempt + 1, error.retry_after)
-        cause = str(error)
-        if clock.first_error not in ("", cause):  # the first failure, e.g. an HTTP 500
+        delay, cause = self.retry.delay(attempt + 1, error.retry_after), str(error)
+        if clock.first_error not in ("", cause):
             cause += f" (first: {clock.first_error})"
         left = deadline.remaining()
         if left is not None and delay >= left:
@@ -345,7 +335,6 @@ class HttpTransport:
         return delay
 
     def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
-        """The JSON body of a successful reply; an error status raises what it means."""
         path = urlsplit(self.url(endpoint)).path
         status, headers = reply.status_code, reply.headers
         if status >= 400 or status < 200:
@@ -361,7 +350,6 @@ class HttpTransport:
         return json.loads(reply.content)  # a ValueError is a malformed body: retried
 
     def _scrub(self, error: E) -> E:
-        """``error``, or a copy with this server's secrets masked."""
         text = str(error)
         clean = self.secrets.clean(text)
         if clean == text:
@@ -372,8 +360,8 @@ class HttpTransport:
         return scrubbed
 
     def _classify(self, exc: BaseException, limit: float) -> BaseException:
-        """Map a failed attempt of ``limit`` seconds to ``Retryable`` or a final error."""
-        if isinstance(exc, CamabError):  # Retryable too
+        """Map a failed attempt to ``Retryable`` or a final error."""
+        if isinstance(exc, CamabError):
             return self._scrub(exc)
         if isinstance(exc, httpx.TimeoutException):
             return Retryable(f"request timed out after {limit:g} s", unreachable=True)
@@ -386,7 +374,7 @@ class HttpTransport:
                 unreachable=isinstance(exc, httpx.ConnectError),
                 refused=isinstance(exc, httpx.ConnectError),
             )
-        if isinstance(exc, UnicodeEncodeError):  # the request's own text: not the server's
+        if isinstance(exc, UnicodeEncodeError):
             return TextError(
                 "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
                 "the input is at fault, not the server; camab_rag.text_gate.check_text names "
@@ -412,7 +400,6 @@ class HttpTransport:
     def _status_error(
         self, status: int, headers: Mapping[str, str], message: str, path: str
     ) -> BaseException:
-        """What an HTTP error status means (``message``: the server's, masked)."""
         server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
         if status == 429 or status == 408 or status >= 500:
@@ -447,8 +434,7 @@ _CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\
 
 
 def context_too_long(message: str) -> InputError | None:
-    """The input error for a server's "maximum context length" refusal (or vLLM's
-    ``max_tokens ... got 0`` for a prompt that fills the context)."""
+    """The input error for a server's "maximum context length" refusal, else ``None``."""
     found = _CONTEXT.search(message)
     if found:
         limit, at_least, total = found.groups()
@@ -464,7 +450,6 @@ def context_too_long(message: str) -> InputError | None:
 
 
 def tokens_from(body: object) -> list[int]:
-    """The token ids of a ``/tokenize`` answer."""
     tokens = body.get("tokens") if isinstance(body, dict) else None
     if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
         raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
@@ -484,7 +469,6 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _error_message(content: bytes) -> str:
-    """The message of an error body (``error.message``, ``message``, ``detail`` or the text)."""
     text = content.decode("utf-8", errors="replace").strip()
     with contextlib.suppress(ValueError):
         body = json.loads(text)
