@@ -9,11 +9,10 @@ import asyncio
 import contextvars
 import itertools
 import json
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import numpy as np
@@ -48,7 +47,7 @@ from camab_rag.scorers.transport import NoChatTemplateError as NoChatTemplateErr
 from camab_rag.scorers.transport import NoPromptLogprobsError as NoPromptLogprobsError
 from camab_rag.steps import BlockingCall, Steps, adrive, drive
 
-logger = logging.getLogger(__name__)
+T = TypeVar("T")
 _LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 
@@ -193,14 +192,10 @@ class OpenAICompletionsScorer:
                 if error.unreachable:
                     raise  # the server is unreachable: say so rather than guess a mode
                 self._probe_failure = error  # failing now (5xx, 429): text mode, probe again
-                logger.debug("server /tokenize failed: %s", error)
                 return False
-            except ScorerError as error:
-                # a refused key, a redirect, a wrong model name: not a missing /tokenize
-                if isinstance(
-                    error, (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError)
-                ):
-                    raise
+            except (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError):
+                raise  # not a missing /tokenize
+            except ScorerError:
                 if drive(self._http.models(None, clock or RequestClock()))[0] == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
                         f"no OpenAI-compatible server at {self.base_url}: its /models and "
@@ -208,7 +203,6 @@ class OpenAICompletionsScorer:
                     ) from None
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             self._probe_failure = None
-            logger.debug("server /tokenize available: %s", self._has_tokenize)
         return bool(self._has_tokenize)
 
     def _text_plan(self, request: ScoreRequest) -> Plan:
@@ -278,16 +272,15 @@ class OpenAICompletionsScorer:
         requests = list(requests)
         if not requests:
             return []
+        first = drive(self._score_steps(requests[0], None))
+        return [first, *self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])]
 
-        def one(request: ScoreRequest) -> ResponseLogprobs:
-            return drive(self._score_steps(request, None))
-
-        first = one(requests[0])
-        # each worker runs in a copy of the caller's context, under its deadline
-        contexts = [contextvars.copy_context() for _ in requests[1:]]
+    def _map(self, one: Callable[[Any], T], items: list[Any]) -> list[T]:
+        """``one`` over ``items`` on ``max_concurrency`` threads, each in a copy of the
+        caller's context (under its deadline)."""
+        contexts = [contextvars.copy_context() for _ in items]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            rest = list(pool.map(lambda c, r: c.run(one, r), contexts, requests[1:]))
-        return [first, *rest]
+            return list(pool.map(lambda c, x: c.run(one, x), contexts, items))
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Async :meth:`score`: ``max_concurrency`` requests in flight on this event loop."""
@@ -322,8 +315,7 @@ class OpenAICompletionsScorer:
             body = {"prompt": sent, "max_tokens": max_new_tokens}
             return str(drive(self._completion_steps(body, text, None)))
 
-        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            return list(pool.map(one, list(prompts)))
+        return self._map(one, list(prompts))
 
     def close(self) -> None:
         self._http.close()

@@ -75,10 +75,9 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
     kind = type(client).__name__
     if base_url is None:
         raise InputError(
-            f"the chat client {kind} has no base URL (looked for "
-            f"{', '.join(_BASE_URL_ATTRS)}): it is not an OpenAI-compatible client, or it "
-            "talks to OpenAI's own API. Point it at an OpenAI-compatible server that scores "
-            "a given text (e.g. ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
+            f"the chat client {kind} has no base URL (looked for {', '.join(_BASE_URL_ATTRS)}): "
+            "point it at an OpenAI-compatible server that scores a given text (e.g. "
+            "ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
         )
     url = str(base_url).rstrip("/")
     if is_openai_endpoint(url):
@@ -87,9 +86,8 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             "chat models cannot score a given text (no prompt log-probabilities)"
         )
         raise ChatAPICannotScoreError(
-            f"{PROXY_FIX}: {cause}, so they cannot serve as the attribution scorer. To score "
-            "with the model itself, use an open model served by vLLM/SGLang/llama.cpp "
-            "(`camab serve`), or camab_rag.TransformersScorer",
+            f"{PROXY_FIX}: {cause}. To score with the model itself, serve an open model with "
+            "vLLM/SGLang/llama.cpp (`camab serve`), or use camab_rag.TransformersScorer",
             reason=cause,
         )
     name = model or _first_attr(client, _MODEL_ATTRS)
@@ -98,13 +96,11 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             f"the chat client {kind} does not name its model (looked for "
             f"{', '.join(_MODEL_ATTRS)}); pass model='<served model name>'"
         )
-    key = _secret(_first_attr(client, _KEY_ATTRS))
     # an openai client's own default_headers hold its key: read the ones it was given
     given = _first_attr(client, ("_custom_headers", "default_headers"))
-    headers = given if isinstance(given, Mapping) else {}
-    return ChatClientSettings(
-        url, name, key, {str(k): str(v) for k, v in headers.items() if isinstance(v, str)}
-    )
+    pairs = given.items() if isinstance(given, Mapping) else ()
+    headers = {str(k): v for k, v in pairs if isinstance(v, str)}
+    return ChatClientSettings(url, name, _secret(_first_attr(client, _KEY_ATTRS)), headers)
 
 
 def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False) -> Any:
@@ -148,9 +144,8 @@ class ProxyFallbackScorer:
 
     @property
     def parallel_requests(self) -> int:
-        if self.using_proxy:
-            return parallel_requests(self.proxy)
-        return min(parallel_requests(self.own), parallel_requests(self.proxy))
+        both = (self.proxy,) if self.using_proxy else (self.own, self.proxy)
+        return min(parallel_requests(s) for s in both)
 
     def recheck(self) -> bool:
         """Give the own model another try when due; whether it did."""
@@ -236,12 +231,11 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         options["default_headers"] = headers or None
         return OpenAICompletionsScorer(client.base_url, client.model, client.api_key, **options)
     except InputError as error:
-        kind = type(model).__name__
-        cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
+        cause = f"cannot score with the chain's model {type(model).__name__}: "
+        cause += cannot_score_reason(error)
         raise ScorerUnavailableError(
-            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server "
-            "that scores a given text (`camab serve`), or use an OpenAI-compatible chat "
-            f"model: {cause}. Attribution needs the log-probabilities of a given text",
+            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server that "
+            f"scores a given text (`camab serve`), or use an OpenAI-compatible chat model: {cause}",
             reason=cause,
         ) from error
 
@@ -272,9 +266,7 @@ def resolve_scorer(
         return _scorer_of_model(llm, **options)
     if base_url is not None:
         if not model:
-            raise ScorerUnavailableError(
-                "base_url= needs model= (the served model's name, e.g. model='smollm2')"
-            )
+            raise ScorerUnavailableError("base_url= needs model= (the served model's name)")
         url, name = str(base_url), str(model)
         if is_openai_endpoint(url):  # the chat-client path says why its models cannot score
             return _scorer_of_model(SimpleNamespace(model=name, base_url=url), **options)

@@ -57,12 +57,10 @@ class NoPromptLogprobsError(CannotScoreError):
 
     def __init__(self, cause: str) -> None:
         super().__init__(
-            f"{PROXY_FIX}: {cause}. An attribution needs the log-probabilities of a given "
-            "response, which only servers that score a given text can provide: vLLM, SGLang, "
-            "llama-cpp-python's server, Together or Fireworks completions with echo=true and "
-            "logprobs. OpenAI's own chat models cannot do this. To score with the model "
-            "itself, serve an open model (`camab serve --model DIR`) or use "
-            "camab_rag.TransformersScorer.",
+            f"{PROXY_FIX}: {cause}. An attribution needs a server that scores a given text "
+            "(vLLM, SGLang, llama-cpp-python, Together or Fireworks completions with echo=true "
+            "and logprobs); OpenAI's own chat models cannot do this. To score with the model "
+            "itself, serve it (`camab serve --model DIR`) or use camab_rag.TransformersScorer.",
             reason=cause,
         )
 
@@ -189,19 +187,15 @@ class HttpTransport:
         if in_query := [k for k, _ in query_parameters(base_url) if carries_credential(k)]:
             raise InputError(
                 f"base_url {public_url(base_url)} carries a credential in its query string "
-                f"({', '.join(in_query)}), and HTTP clients log every request's URL: send it "
-                f"as a header instead (default_headers={{{in_query[0]!r}: ...}}; Azure OpenAI "
-                "takes 'api-key'), or as api_key=... for a Bearer key"
+                f"({', '.join(in_query)}), and HTTP clients log URLs: send it as a header "
+                f"(default_headers={{{in_query[0]!r}: ...}}) or as api_key=... for a Bearer key"
             )
         path = parts.path.rstrip("/")
         if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
-            root = public_url(
-                urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
-            )
+            root = urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
             raise InputError(
                 f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
-                f"server's base URL, which ends with /v1 ({root}); the scorer adds the "
-                "endpoints itself"
+                f"server's base URL, which ends with /v1 ({public_url(root)})"
             )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
@@ -316,14 +310,10 @@ class HttpTransport:
         stop = self.retry.why_stop(attempt, clock.spent(), delay)
         if stop is not None:
             if clock.timed_out:  # the knob that bounds a silent server's wait
-                cause += (
-                    f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
-                    "request timeout): pass a lower OpenAICompletionsScorer(timeout=...) to "
-                    "give up on a silent server sooner"
-                )
-            kind = TransientScorerError
+                cause += f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
+                cause += "request timeout): pass a lower OpenAICompletionsScorer(timeout=...)"
+            kind = ServerRefusedError if error.refused else TransientScorerError
             if error.refused:  # nothing listens there: no later request will fare better
-                kind = ServerRefusedError
                 cause += "; nothing accepts connections there: is it running? check base_url"
             raise kind(
                 self.secrets.clean(f"{what} {stop}: {cause}"),
@@ -343,16 +333,13 @@ class HttpTransport:
         if 300 <= status < 400:
             target = self.secrets.clean(public_url(headers.get("location", "another URL")))
             raise RedirectRefusedError(
-                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}):"
-                " redirects are not followed, so no credential reaches another URL; pass the "
-                "URL it redirects to as base_url"
+                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}), "
+                "not followed (no credential goes elsewhere): pass that URL as base_url"
             )
         return json.loads(reply.content)  # a ValueError is a malformed body: retried
 
     def _scrub(self, error: E) -> E:
-        text = str(error)
-        clean = self.secrets.clean(text)
-        if clean == text:
+        if (clean := self.secrets.clean(str(error))) == str(error):
             return error
         scrubbed = copy.copy(error)
         scrubbed.args = (clean,)
@@ -369,16 +356,13 @@ class HttpTransport:
             cause = exc.__cause__ or exc.__context__
             text = str(exc) or type(exc).__name__
             text = f"{text} ({type(cause).__name__}: {cause})" if cause else text
-            return Retryable(
-                self.secrets.clean(f"connection error at {self.base_url}: {text}"),
-                unreachable=isinstance(exc, httpx.ConnectError),
-                refused=isinstance(exc, httpx.ConnectError),
-            )
+            refused = isinstance(exc, httpx.ConnectError)
+            message = self.secrets.clean(f"connection error at {self.base_url}: {text}")
+            return Retryable(message, unreachable=refused, refused=refused)
         if isinstance(exc, UnicodeEncodeError):
             return TextError(
                 "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
-                "the input is at fault, not the server; camab_rag.text_gate.check_text names "
-                "the field and position",
+                "camab_rag.text_gate.check_text names the field and position",
                 reason="surrogate",
             )
         if isinstance(exc, ValueError):  # a malformed JSON body or echo
@@ -389,12 +373,9 @@ class HttpTransport:
 
     def _not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
         listed = f" (it serves: {', '.join(served)})" if served else ""
+        message = f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
         return ModelNotServedError(
-            self.secrets.clean(
-                f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
-                "model= one of the names its /v1/models lists"
-            ),
-            served,
+            self.secrets.clean(message + "model= one of the names its /v1/models lists"), served
         )
 
     def _status_error(
@@ -405,8 +386,9 @@ class HttpTransport:
         if status == 429 or status == 408 or status >= 500:
             return Retryable(f"HTTP {status}: {clipped}", retry_after(headers), status_code=status)
         if status in (401, 403):
-            refused = f"{server} refused the request (HTTP {status})"
-            return CredentialsRefusedError(f"{refused}: check the api_key")
+            return CredentialsRefusedError(
+                f"{server} refused the request (HTTP {status}): check the api_key"
+            )
         if status == 404 and "not supported" in lowered:  # a chat-only model (OpenAI)
             return NoPromptLogprobsError(
                 f"{server} does not serve {path} for model {self.model!r} (HTTP 404: {clipped})"
@@ -423,9 +405,9 @@ class HttpTransport:
         if too_long := context_too_long(message):
             return too_long
         if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
+            why = f"(HTTP {status}: {clipped})"
             return NoPromptLogprobsError(
-                f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{clipped})"
+                f"the server rejected a request for prompt log-probabilities {why}"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 
@@ -435,17 +417,13 @@ _CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\
 
 def context_too_long(message: str) -> InputError | None:
     """The input error for a server's "maximum context length" refusal, else ``None``."""
-    found = _CONTEXT.search(message)
-    if found:
+    if found := _CONTEXT.search(message):
         limit, at_least, total = found.groups()
         return InputError(
             f"a request has {at_least or ''}{total} tokens, more than the model's limit {limit}"
         )
-    if "max_tokens must be at least 1, got 0" in message:
-        return InputError(
-            "a request has as many tokens as the model's context, with the token the server "
-            "must generate one more than the model's limit"
-        )
+    if "max_tokens must be at least 1, got 0" in message:  # vLLM: the prompt fills the context
+        return InputError("a request and the token to generate are more than the model's limit")
     return None
 
 
@@ -475,8 +453,8 @@ def _error_message(content: bytes) -> str:
         error = body.get("error", body) if isinstance(body, Mapping) else None
         if isinstance(error, str):
             return error
-        for key in ("message", "detail"):
-            if isinstance(error, Mapping) and key in error:
+        for key in ("message", "detail") if isinstance(error, Mapping) else ():
+            if key in error:
                 return str(error[key])
     return text or "(empty body)"
 
