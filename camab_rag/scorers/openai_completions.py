@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import httpx
 import numpy as np
@@ -151,9 +151,8 @@ class OpenAICompletionsScorer:
         failure, url = self._probe_failure, self.base_url
         if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
             raise TransientScorerError(
-                f"the server at {url} is failing now: its /tokenize failed ({failure}); "
-                "nothing was scored (this prompt is chat messages, which that endpoint "
-                "renders with the model's chat template): try again later",
+                f"the server at {url} is failing now: its /tokenize failed ({failure}); this "
+                "prompt is chat messages, which it renders; nothing was scored: try again later",
                 status_code=failure.status_code,
                 retry_after=failure.retry_after,
             )
@@ -162,8 +161,7 @@ class OpenAICompletionsScorer:
         check = "" if v1 else f"{_CHECK_V1}; if it is right, "
         raise NoChatTemplateError(
             f"the server at {url} cannot score chat prompts: {check}it has no /tokenize "
-            "endpoint to apply the model's chat template (a hosted chat API cannot score a "
-            "given text at all)"
+            "endpoint to apply the model's chat template"
         )
 
     def _renders_locally(self, prompt: Prompt) -> bool:
@@ -321,8 +319,7 @@ class OpenAICompletionsScorer:
         self._http.close()
 
 
-@dataclass(frozen=True)
-class EchoEntry:
+class EchoEntry(NamedTuple):
     """One echoed token: its text, log-prob (``None`` for the first) and text offset."""
 
     token: str
@@ -333,23 +330,22 @@ class EchoEntry:
 def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
     """The per-token entries of an echoed choice."""
     logprobs = choice.get("logprobs")
-    if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
-        tokens = list(logprobs.get("tokens") or [])
-        values = list(logprobs["token_logprobs"])
-        offsets = list(logprobs.get("text_offset") or [None] * len(values))
-        if not (len(tokens) == len(values) == len(offsets)):
-            raise ScorerError(
-                "the server's logprobs object has tokens, token_logprobs and text_offset of "
-                f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
-            )
-        return [
-            EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
-            for t, v, o in zip(tokens, values, offsets)
-        ]
-    raise NoPromptLogprobsError(
-        "the server returned no log-probabilities of the prompt (the completion has no "
-        "`logprobs.token_logprobs`)"
-    )
+    if not isinstance(logprobs, Mapping) or not logprobs.get("token_logprobs"):
+        raise NoPromptLogprobsError(
+            "the server returned no log-probabilities of the prompt (no `logprobs.token_logprobs`)"
+        )
+    values = list(logprobs["token_logprobs"])
+    tokens = list(logprobs.get("tokens") or [])
+    offsets = list(logprobs.get("text_offset") or [None] * len(values))
+    if not len(tokens) == len(values) == len(offsets):
+        raise ScorerError(
+            "the server's logprobs object has tokens, token_logprobs and text_offset of "
+            f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
+        )
+    return [
+        EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
+        for t, v, o in zip(tokens, values, offsets)
+    ]
 
 
 def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
@@ -362,17 +358,17 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
     text, response = choice.get("text"), plan.response
     if plan.response_ids is not None:
         start = n_prompt - plan.response_ids
-        offsets = _offsets_in_response(entries, generated, start, text, response)
+        offsets = _offsets_in_response(entries[start:], generated, text, response)
     else:
         start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
     picked = entries[start:]  # never empty: both modes find at least one response token
     values = [e.logprob for e in picked]
     if values[0] is None:
         raise ScorerError(
-            "the server gave no log-probability for the response's first token (it is the "
-            "first token of the sequence): give the response a non-empty prompt"
+            "the server gave no log-probability for the response's first token (the first of "
+            "the sequence): give the response a non-empty prompt"
         )
-    if any(v is None for v in values):
+    if None in values:
         raise ScorerError("the server gave a null log-probability inside the response")
     impossible = next((i for i, v in enumerate(values) if v and v > _LOGPROB_SLACK), None)
     if impossible is not None:
@@ -399,8 +395,7 @@ def _echoed_prompt_length(
         n = reported
     else:
         raise ScorerError(
-            "the server's response has no usage.prompt_tokens, so the echoed prompt cannot "
-            "be told apart from generated tokens"
+            "the server's response has no usage.prompt_tokens to tell the echoed prompt apart"
         )
     if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
         raise NoPromptLogprobsError(
@@ -408,10 +403,7 @@ def _echoed_prompt_length(
             "it did not return the prompt's log-probabilities"
         )
     if len(entries) < n:  # a miscount, not a server that cannot score: try again
-        raise Retryable(
-            f"malformed response body: usage.prompt_tokens is {n} but {len(entries)} "
-            "tokens were echoed"
-        )
+        raise Retryable(f"malformed response body: {n} prompt tokens, {len(entries)} echoed")
     return n
 
 
@@ -434,10 +426,9 @@ def _text_mode_boundary(
         span_end = offsets[start] if start < len(entries) else full_len
         raise ScorerError(
             "the response's first token merges with the end of the prompt in the server's "
-            f"tokenization (one token spans characters {span_start}..{span_end} across the "
-            f"boundary at {prompt_chars}); end the prompt with a space or newline, or use a "
-            "server with a /tokenize endpoint (vLLM), which tokenizes prompt and response "
-            "separately"
+            f"tokenization (a token spans characters {span_start}..{span_end} across the "
+            f"boundary at {prompt_chars}): end the prompt with a space or newline, or use a "
+            "server with a /tokenize endpoint (vLLM)"
         )
     picked = entries[start:]
     joined = "".join(e.token for e in picked)
@@ -449,19 +440,13 @@ def _text_mode_boundary(
 
 
 def _offsets_in_response(
-    entries: Sequence[EchoEntry],
-    generated: Sequence[EchoEntry],
-    start: int,
-    text: object,
-    response: str,
+    picked: Sequence[EchoEntry], generated: Sequence[EchoEntry], text: object, response: str
 ) -> list[int]:
     """Token-id mode: character offsets of the response tokens, checked to re-join."""
-    picked = entries[start:]
     joined = "".join(e.token for e in picked)
     rejoins = joined == response
     if not rejoins and isinstance(text, str):
-        # Per-token strings can split a character (e.g. an emoji over two tokens); the
-        # echoed text, less the generated tokens, must then end with the response.
+        # tokens may split a character (an emoji): the echoed text must end with the response
         tail = "".join(e.token for e in generated)
         body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
         rejoins = body.endswith(response)
