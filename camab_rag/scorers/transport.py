@@ -453,8 +453,8 @@ def _error_message(content: bytes) -> str:
         error = body.get("error", body) if isinstance(body, Mapping) else None
         if isinstance(error, str):
             return error
-        for key in ("message", "detail") if isinstance(error, Mapping) else ():
-            if key in error:
+        for key in ("message", "detail"):
+            if isinstance(error, Mapping) and key in error:
                 return str(error[key])
     return text or "(empty body)"
 
