@@ -76,8 +76,8 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
     if base_url is None:
         raise InputError(
             f"the chat client {kind} has no base URL (looked for {', '.join(_BASE_URL_ATTRS)}): "
-            "point it at an OpenAI-compatible server that scores a given text (e.g. "
-            "ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
+            "it is not an OpenAI-compatible client; point it at a server that scores a given "
+            "text (e.g. ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
         )
     url = str(base_url).rstrip("/")
     if is_openai_endpoint(url):
