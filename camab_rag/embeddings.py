@@ -32,8 +32,7 @@ class MiniLMEmbedder:
     def __init__(self, *, batch_size: int = 32) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
-        self.model_dir = minilm_model_dir()
-        self.batch_size = batch_size
+        self.model_dir, self.batch_size = minilm_model_dir(), batch_size
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()

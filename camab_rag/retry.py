@@ -47,11 +47,10 @@ class RetryPolicy:
 
     def why_stop(self, attempt: int, waited: float, delay: float) -> str | None:
         """Why not to retry after attempt ``attempt`` (0-based); ``None``: retry."""
+        stop = f"failed after {attempt + 1} attempts"
         if attempt >= self.max_retries:
-            return f"failed after {attempt + 1} attempts"
+            return stop
         # a retry needs a tenth of the budget left after its pause (not milliseconds)
         if self.budget_s is not None and waited + delay > 0.9 * self.budget_s:
-            return (
-                f"failed after {attempt + 1} attempts (retry budget of {self.budget_s:g} s spent)"
-            )
+            return f"{stop} (retry budget of {self.budget_s:g} s spent)"
         return None

@@ -22,21 +22,14 @@ __all__ = ["OpenAICompletionsScorer", "TransformersScorer", "default_scorer", "r
 
 
 def default_scorer(**kwargs: Any) -> TransformersScorer:
-    """The in-process scorer on the embedded SmolLM2-135M-Instruct model (converted into the
-    cache on first use); keyword arguments go to :class:`TransformersScorer`."""
+    """The in-process scorer on the embedded SmolLM2-135M-Instruct (``kwargs``: its options)."""
     from camab_rag.scorers.transformers_scorer import TransformersScorer
 
     return TransformersScorer("smollm2", **kwargs)
 
 
 def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'camab_rag.scorers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
+    value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
     return value
-
-
-def __dir__() -> list[str]:
-    return __all__

@@ -1,10 +1,10 @@
 """The scorer protocol, the only way the engine talks to a language model: the
-teacher-forced log-probs of given responses under given prompts, for a batch of requests.
-"""
+teacher-forced log-probs of given responses under given prompts, for a batch of requests."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -43,11 +43,9 @@ class ResponseLogprobs:
     prompt_tokens: int = 0
 
     def __post_init__(self) -> None:
-        if self.logprobs.ndim != 1 or self.token_offsets.shape != self.logprobs.shape:
-            raise ValueError(
-                "ResponseLogprobs: logprobs and token_offsets must be 1-D arrays of equal "
-                f"length, got shapes {self.logprobs.shape} and {self.token_offsets.shape}"
-            )
+        shapes = self.logprobs.shape, self.token_offsets.shape
+        if self.logprobs.ndim != 1 or shapes[0] != shapes[1]:
+            raise ValueError(f"ResponseLogprobs: logprobs and token_offsets of shapes {shapes}")
         if self.logprobs.size == 0:
             raise ValueError("ResponseLogprobs: the response has no tokens to score")
         if not np.all(np.isfinite(self.logprobs)):
@@ -58,8 +56,7 @@ class ResponseLogprobs:
 class Scorer(Protocol):
     """Anything that scores a batch of (prompt, response) pairs: ``score``/``ascore``
     return one :class:`ResponseLogprobs` per request, in order. An optional
-    ``parallel_requests`` says how many requests it runs at once for the time of one.
-    """
+    ``parallel_requests`` says how many requests it runs at once for the time of one."""
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]: ...
 
@@ -119,7 +116,7 @@ class ScoredBy:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "proxy": self.proxy, "reason": self.reason}
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScoredBy:
@@ -139,6 +136,4 @@ def scorer_model_name(scorer: object) -> str:
 def scored_by(scorer: object) -> ScoredBy:
     """``scorer.scored_by``, else its model, not a proxy."""
     own = getattr(scorer, "scored_by", None)
-    if isinstance(own, ScoredBy):
-        return own
-    return ScoredBy(scorer_model_name(scorer))
+    return own if isinstance(own, ScoredBy) else ScoredBy(scorer_model_name(scorer))

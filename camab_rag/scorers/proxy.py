@@ -1,8 +1,6 @@
 """Which scorer scores: :func:`resolve_scorer`, the one rule every caller uses, and the
-proxy fallback: a hosted chat API scores no given text, so a local model scores in its
-place (:class:`ProxyFallbackScorer`), never silently (``result.scored_by``). A framework's
-model types are read by a hook its integration registers (:func:`register_model_reader`).
-"""
+proxy fallback (:class:`ProxyFallbackScorer`): a local model scores in place of one that
+cannot, never silently (``result.scored_by``)."""
 
 from __future__ import annotations
 
@@ -10,7 +8,6 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse
@@ -46,7 +43,6 @@ class ChatClientSettings:
 
 
 def is_openai_endpoint(url: str) -> bool:
-    """Whether ``url`` is OpenAI's own API."""
     return urlparse(url).hostname == "api.openai.com"
 
 
@@ -68,8 +64,7 @@ def _secret(value: object) -> str | None:
 
 
 def chat_client_settings(client: object, *, model: str | None = None) -> ChatClientSettings:
-    """Base URL, model name, key and headers of an OpenAI-compatible chat client
-    (``model`` overrides); :class:`InputError` when it cannot score."""
+    """Base URL, model name, key and headers of an OpenAI-compatible chat client."""
     from camab_rag.scorers.transport import PROXY_FIX  # httpx only when a client is read
 
     if client is None:
@@ -80,10 +75,9 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
     kind = type(client).__name__
     if base_url is None:
         raise InputError(
-            f"the chat client {kind} has no base URL (looked for "
-            f"{', '.join(_BASE_URL_ATTRS)}): it is not an OpenAI-compatible client, or it "
-            "talks to OpenAI's own API. Point it at an OpenAI-compatible server that scores "
-            "a given text (e.g. ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
+            f"the chat client {kind} has no base URL (looked for {', '.join(_BASE_URL_ATTRS)}): "
+            "it is not an OpenAI-compatible client; point it at a server that scores a given "
+            "text (e.g. ChatOpenAI(base_url='http://127.0.0.1:8000/v1', ...) on vLLM)"
         )
     url = str(base_url).rstrip("/")
     if is_openai_endpoint(url):
@@ -92,9 +86,8 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             "chat models cannot score a given text (no prompt log-probabilities)"
         )
         raise ChatAPICannotScoreError(
-            f"{PROXY_FIX}: {cause}, so they cannot serve as the attribution scorer. To score "
-            "with the model itself, use an open model served by vLLM/SGLang/llama.cpp "
-            "(`camab serve`), or camab_rag.TransformersScorer",
+            f"{PROXY_FIX}: {cause}. To score with the model itself, serve an open model with "
+            "vLLM/SGLang/llama.cpp (`camab serve`), or use camab_rag.TransformersScorer",
             reason=cause,
         )
     name = model or _first_attr(client, _MODEL_ATTRS)
@@ -103,17 +96,14 @@ def chat_client_settings(client: object, *, model: str | None = None) -> ChatCli
             f"the chat client {kind} does not name its model (looked for "
             f"{', '.join(_MODEL_ATTRS)}); pass model='<served model name>'"
         )
-    key = _secret(_first_attr(client, _KEY_ATTRS))
     # an openai client's own default_headers hold its key: read the ones it was given
     given = _first_attr(client, ("_custom_headers", "default_headers"))
-    headers = given if isinstance(given, Mapping) else {}
-    return ChatClientSettings(
-        url, name, key, {str(k): str(v) for k, v in headers.items() if isinstance(v, str)}
-    )
+    pairs = given.items() if isinstance(given, Mapping) else ()
+    headers = {str(k): v for k, v in pairs if isinstance(v, str)}
+    return ChatClientSettings(url, name, _secret(_first_attr(client, _KEY_ATTRS)), headers)
 
 
 def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False) -> Any:
-    """``scorer`` when it can score (or is ``None``, unless ``required``), else InputError."""
     if (scorer is not None or required) and not callable(getattr(scorer, "score", None)):
         raise InputError(
             f"{name} must have a score(requests) method, got {type(scorer).__name__}: "
@@ -123,9 +113,8 @@ def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False
 
 
 class ProxyFallbackScorer:
-    """The answering model's own scorer (``own``; ``None``: none could be built, for
-    ``reason``), switched to ``proxy`` when it raises
-    :class:`~camab_rag.errors.CannotScoreError` (not for a dead server or a timeout);
+    """``own`` (``None``: none could be built, for ``reason``), switched to ``proxy`` when it
+    raises :class:`~camab_rag.errors.CannotScoreError` (not for a dead server or a timeout);
     :meth:`recheck` gives ``own`` another try ``recheck_after_s`` seconds later."""
 
     def __init__(
@@ -155,13 +144,11 @@ class ProxyFallbackScorer:
 
     @property
     def parallel_requests(self) -> int:
-        """The proxy's once it has taken over; before, the smaller of the two."""
-        if self.using_proxy:
-            return parallel_requests(self.proxy)
-        return min(parallel_requests(self.own), parallel_requests(self.proxy))
+        both = (self.proxy,) if self.using_proxy else (self.own, self.proxy)
+        return min(parallel_requests(s) for s in both)
 
     def recheck(self) -> bool:
-        """Give the own model another try when due (between attributions); whether it did."""
+        """Give the own model another try when due; whether it did."""
         with self._lock:
             due = (
                 self._switched_at is not None
@@ -179,10 +166,8 @@ class ProxyFallbackScorer:
             except CannotScoreError as error:
                 with self._lock:
                     if self._reason is None:
-                        self._reason, self._switched_at = (
-                            cannot_score_reason(error),
-                            time.monotonic(),
-                        )
+                        self._reason = cannot_score_reason(error)
+                        self._switched_at = time.monotonic()
         return list((yield ScoreCall(self.proxy, requests)))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
@@ -200,13 +185,13 @@ class ProxyFallbackScorer:
 
 
 def cannot_score_reason(error: BaseException) -> str:
-    """Why a proxy took over: the error's ``reason`` (its cause without the fix), else it."""
+    """The error's ``reason`` (its cause without the fix), else the error."""
     return str(getattr(error, "reason", None) or error)
 
 
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """``build_own()``, falling back to ``proxy`` when it cannot score (from the start when
-    the build raises an InputError, e.g. a hosted chat API)."""
+    the build raises an InputError)."""
     if proxy is None:
         return build_own()
     try:
@@ -223,14 +208,13 @@ _READERS: list[Callable[[object], object]] = []
 
 def register_model_reader(reader: Callable[[object], object]) -> None:
     """Let :func:`resolve_scorer` read a framework's chat models: ``reader`` returns the
-    object to build a scorer from (LangChain unwraps ``llm.bind(...)``), or the model."""
+    object to build a scorer from, or the model."""
     if reader not in _READERS:
         _READERS.append(reader)
 
 
 def _scorer_of_model(model: object, **options: Any) -> Any:
-    """A chat model's own ``scorer``, the model itself when it scores, else the HTTP scorer
-    of its OpenAI-compatible server; else :class:`ScorerUnavailableError`."""
+    """A chat model's own ``scorer``, the model when it scores, else its server's scorer."""
     for reader in _READERS:
         model = reader(model)
     own = getattr(model, "scorer", None)
@@ -247,12 +231,11 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         options["default_headers"] = headers or None
         return OpenAICompletionsScorer(client.base_url, client.model, client.api_key, **options)
     except InputError as error:
-        kind = type(model).__name__
-        cause = f"cannot score with the chain's model {kind}: {cannot_score_reason(error)}"
+        cause = f"cannot score with the chain's model {type(model).__name__}: "
+        cause += cannot_score_reason(error)
         raise ScorerUnavailableError(
-            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server "
-            "that scores a given text (`camab serve`), or use an OpenAI-compatible chat "
-            f"model: {cause}. Attribution needs the log-probabilities of a given text",
+            f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server that "
+            f"scores a given text (`camab serve`), or use an OpenAI-compatible chat model: {cause}",
             reason=cause,
         ) from error
 
@@ -267,13 +250,10 @@ def resolve_scorer(
     api_key: str | None = None,
     **options: Any,
 ) -> Any:
-    """The scorer to attribute with, from whichever of these the caller has.
-
-    ``scorer`` as it is; else ``llm``'s (a framework's chat model: its own weights, else
-    the HTTP scorer of its OpenAI-compatible server); else the server's ``base_url`` and
+    """The scorer to attribute with: ``scorer`` as it is; else ``llm``'s (a framework's chat
+    model: its own weights, else its OpenAI-compatible server's); else ``base_url`` and
     ``model`` (with ``api_key``); else the in-process ``model``. ``options`` go to the scorer
-    built; ``proxy`` scores whenever that one cannot (``scored_by.proxy`` says so).
-    """
+    built; ``proxy`` scores whenever that one cannot (``scored_by.proxy`` says so)."""
     if proxy is not None:
         _checked_scorer(proxy, "proxy")
         own = {"llm": llm, "model": model, "base_url": base_url, "api_key": api_key}
@@ -286,9 +266,7 @@ def resolve_scorer(
         return _scorer_of_model(llm, **options)
     if base_url is not None:
         if not model:
-            raise ScorerUnavailableError(
-                "base_url= needs model= (the served model's name, e.g. model='smollm2')"
-            )
+            raise ScorerUnavailableError("base_url= needs model= (the served model's name)")
         url, name = str(base_url), str(model)
         if is_openai_endpoint(url):  # the chat-client path says why its models cannot score
             return _scorer_of_model(SimpleNamespace(model=name, base_url=url), **options)
@@ -309,9 +287,8 @@ def resolve_scorer(
 
 @dataclass
 class ScorerCache:
-    """An integration object's scorers, each resolved once (an HTTP scorer keeps its
-    connection pool): ``scorer``, else ``llm``'s, else that of each model a call shows,
-    with ``proxy`` whenever that model cannot score."""
+    """An integration object's scorers, each resolved once: ``scorer``, else ``llm``'s, else
+    that of each model a call shows, with ``proxy`` whenever that model cannot score."""
 
     scorer: object = None
     llm: object = None
@@ -325,25 +302,21 @@ class ScorerCache:
     ) -> Any:
         """The scorer given (or ``llm``'s); else ``model``'s, built by ``build(**options)``
         (default: the resolver's for ``llm=model``) once per ``key`` (default: per model)."""
-        owner: object = None
-        if self.scorer is not None or self.llm is not None or (model is None and key is None):
-            key, options = "configured", {"llm": self.llm, **self.options}
-            make = partial(resolve_scorer, self.scorer, proxy=self.proxy, **options)
-        else:
-            if key is None:
-                key, owner = id(model), model
-            own = partial(build or partial(resolve_scorer, llm=model), **self.options)
-            make = partial(_own_or_proxy, own, self.proxy)
-        with self._lock:
-            hit = self._built.get(key)
-        if hit is not None and hit[0] is owner:
-            if isinstance(hit[1], ProxyFallbackScorer):
-                hit[1].recheck()  # an attribution starts: the own model may score again
-            return hit[1]
-        scorer = make()
-        with self._lock:
+        configured = self.scorer is not None or self.llm is not None
+        configured = configured or (model is None and key is None)
+        owner = None if configured or key is not None else model
+        key = "configured" if configured else id(model) if key is None else key
+        with self._lock:  # built under the lock: a model loads once
             hit = self._built.get(key)
             if hit is not None and hit[0] is owner:
-                return hit[1]  # another thread built it first
+                if isinstance(hit[1], ProxyFallbackScorer):
+                    hit[1].recheck()  # an attribution starts: the own model may score again
+                return hit[1]
+            if configured:
+                options = {"llm": self.llm, **self.options}
+                scorer = resolve_scorer(self.scorer, proxy=self.proxy, **options)
+            else:
+                make = build or (lambda **o: resolve_scorer(llm=model, **o))
+                scorer = _own_or_proxy(lambda: make(**self.options), self.proxy)
             self._built[key] = (owner, scorer)
             return scorer

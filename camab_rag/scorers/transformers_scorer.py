@@ -1,7 +1,5 @@
-"""In-process scorer on a Hugging Face transformers causal LM, from local files only:
-exact teacher-forced log-probs, many requests at once (:mod:`.prefix_batches`), and greedy
-answers. A request is tokenized as the model generates it: the prompt, then the response.
-"""
+"""In-process scorer on a transformers causal LM, from local files only: exact
+teacher-forced log-probs, many requests at once (:mod:`.prefix_batches`), greedy answers."""
 
 from __future__ import annotations
 
@@ -38,21 +36,13 @@ class EncodedRequest:
     tokens: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class _ResponseTokens:
-    ids: tuple[int, ...]
-    spans: tuple[tuple[int, int], ...]
-    faithful: bool  # whether the ids decode back to the response (no prefix space added)
-
-
 def _usable(text: str, field: str) -> str:
-    """``text``, or a :class:`~camab_rag.errors.TextError` naming a lone surrogate in it."""
-    return check_text(text, field, max_chars=sys.maxsize, nul=False)
+    return check_text(text, field, max_chars=sys.maxsize, nul=False)  # lone surrogates
 
 
 class RequestEncoder:
-    """Encodes score requests with a fast tokenizer, prompts rendered by ``render``, in one
-    batched call; the last ``kept_responses`` responses' tokens are kept."""
+    """Encodes requests with a fast tokenizer (prompts rendered by ``render``) as the model
+    generates them: the prompt, then the response; the last ``kept_responses`` are kept."""
 
     def __init__(
         self, tokenizer: Any, render: Callable[[Prompt], str], *, kept_responses: int = 64
@@ -67,13 +57,11 @@ class RequestEncoder:
         return self._prompt_ids(texts, [isinstance(p, str) for p in prompts])
 
     def encode(self, requests: Sequence[ScoreRequest]) -> list[EncodedRequest]:
-        """Prompt and response token ids of each request (TextError for a lone surrogate)."""
+        """Prompt and response token ids of each request."""
         for i, request in enumerate(requests):
             if not isinstance(request.response, str) or not request.response:
                 raise InputError("ScoreRequest.response must be a non-empty string")
             _usable(request.response, f"request {i}'s response")
-        if not requests:
-            return []
         texts = [
             _usable(self.render(r.prompt), f"request {i}'s prompt") for i, r in enumerate(requests)
         ]
@@ -81,7 +69,7 @@ class RequestEncoder:
         prompts = self._prompt_ids(texts, plain)
         alone = [self._response(r.response) for r in requests]
         # the joint text is tokenized only where the response alone is altered
-        whole = [i for i, tokens in enumerate(alone) if not tokens.faithful]
+        whole = [i for i, tokens in enumerate(alone) if not tokens[2]]
         joint = [texts[i] + requests[i].response for i in whole]
         joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole], offsets=True)))
         return [
@@ -95,15 +83,13 @@ class RequestEncoder:
         """One batched tokenizer call per kind of text (with or without special tokens)."""
         out: list[dict[str, Any]] = [{} for _ in texts]
         for special in (True, False):
-            where = [i for i, p in enumerate(plain) if p is special]
-            if not where:
-                continue
-            chosen = [texts[i] for i in where]
-            batch = self.tokenizer(
-                chosen, add_special_tokens=special, return_offsets_mapping=offsets
-            )
-            for k, i in enumerate(where):
-                out[i] = {key: batch[key][k] for key in batch}
+            if where := [i for i, p in enumerate(plain) if p is special]:
+                chosen = [texts[i] for i in where]
+                batch = self.tokenizer(
+                    chosen, add_special_tokens=special, return_offsets_mapping=offsets
+                )
+                for k, i in enumerate(where):
+                    out[i] = {key: batch[key][k] for key in batch}
         return out
 
     def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
@@ -114,22 +100,21 @@ class RequestEncoder:
             raise InputError("the prompt is empty and the model has no BOS token to start from")
         return [row or [int(bos)] for row in ids]
 
-    def _tokenize_response(self, response: str) -> _ResponseTokens:
+    def _tokenize_response(self, response: str) -> tuple[list[int], list[Any], bool]:
+        """Ids, spans, and whether the ids decode to the response (no prefix space added)."""
         enc = self.tokenizer(response, add_special_tokens=False, return_offsets_mapping=True)
-        ids = tuple(int(i) for i in enc["input_ids"])
+        ids = [int(i) for i in enc["input_ids"]]
         decoded = self.tokenizer.decode(
-            list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False
+            ids, skip_special_tokens=False, clean_up_tokenization_spaces=False
         )
-        spans = tuple((int(a), int(b)) for a, b in enc["offset_mapping"])
-        return _ResponseTokens(ids, spans, decoded == response)
+        return ids, list(enc["offset_mapping"]), decoded == response
 
     @staticmethod
     def _split(
-        cut: int, prompt_ids: list[int], alone: _ResponseTokens, joint: Any, response: str
+        cut: int, prompt_ids: list[int], alone: tuple[Any, ...], joint: Any, response: str
     ) -> EncodedRequest:
-        response_ids, spans = list(alone.ids), list(alone.spans)
-        if joint is not None:
-            # the tokenizer alters a text tokenized alone (a SentencePiece prefix space)
+        response_ids, spans = list(alone[0]), [(int(a), int(b)) for a, b in alone[1]]
+        if joint is not None:  # the response alone is altered (a SentencePiece prefix space)
             joint_spans = [(int(a), int(b)) for a, b in joint["offset_mapping"]]
             if any(a < cut < b for a, b in joint_spans):
                 raise ScorerError(
@@ -154,7 +139,6 @@ class RequestEncoder:
 def _load(
     model: str | os.PathLike[str], tokenizer: Any, dtype: str, device: str
 ) -> tuple[Any, Any, str]:
-    """(model, tokenizer, device) loaded from local files only."""
     set_offline_flags()  # before transformers is imported
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -171,14 +155,13 @@ def _load(
             )
     except OSError as error:
         raise InputError(
-            f"cannot load model {str(model)!r} from local files (nothing is "
-            f"fetched from a model hub): {error}"
+            f"cannot load model {str(model)!r} from local files (nothing is fetched): {error}"
         ) from error
     return loaded.to(device), tokenizer, device
 
 
 def _adopt(model: Any, tokenizer: Any, dtype: str | None, device: str) -> tuple[Any, str, str]:
-    """A loaded causal LM, checked: (model, device, dtype); another ``device`` moves it."""
+    """A loaded causal LM, checked: (model, device, dtype)."""
     if tokenizer is None:
         raise InputError(
             "a loaded model needs its tokenizer: TransformersScorer(model, tokenizer=tokenizer), "
@@ -218,7 +201,6 @@ class TransformersScorer(BaseScorer):
         num_threads: torch intra-op threads (process-wide; ``None`` keeps it).
         batch_size: requests per forward pass; off the CPU also :attr:`parallel_requests`.
         device: a torch device, or ``"auto"``: CUDA when available, else the CPU.
-        max_length: refuse longer requests (default: ``max_position_embeddings``).
         prefix_cache_mib: memory for the prompts' keys/values kept between calls.
     """
 
@@ -231,7 +213,6 @@ class TransformersScorer(BaseScorer):
         num_threads: int | None = None,
         batch_size: int = 8,
         device: str = "auto",
-        max_length: int | None = None,
         prefix_cache_mib: float = 256,
     ) -> None:
         if dtype not in (None, "float32", "bfloat16", "float16"):
@@ -258,13 +239,10 @@ class TransformersScorer(BaseScorer):
         if str(device).split(":")[0] == "cuda":
             use_lower_right(self.model)  # flash attention for the cached-prefix passes
         self.tokenizer: Any = tokenizer
-        self.device = device
-        self.batch_size = batch_size
-        limit = getattr(self.model.config, "max_position_embeddings", None)
-        self.max_length = max_length or (int(limit) if limit else None)
+        self.device, self.batch_size, self.prefix_cache_mib = device, batch_size, prefix_cache_mib
+        self.max_length = getattr(self.model.config, "max_position_embeddings", None)
         self._lock = threading.Lock()
-        self.prefix_cache_mib = prefix_cache_mib
-        pads = (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id)
+        pads = (tokenizer.pad_token_id, tokenizer.eos_token_id)
         self.pad_token_id = int(next((p for p in pads if p is not None), 0))
         self.prefix = PrefixBatcher(self.model, device, self.pad_token_id, prefix_cache_mib)
         self._encoder = RequestEncoder(self.tokenizer, self.render_prompt)
@@ -275,7 +253,6 @@ class TransformersScorer(BaseScorer):
         return 1 if str(self.device).split(":")[0] == "cpu" else int(self.batch_size)
 
     def clear_prefix_cache(self) -> None:
-        """Drop the kept keys/values."""
         with self._lock:
             self.prefix.store.clear()
 
@@ -295,14 +272,13 @@ class TransformersScorer(BaseScorer):
         return "\n\n".join([*lines, "assistant: "])
 
     def encode(self, request: ScoreRequest) -> EncodedRequest:
-        """One request's prompt and response token ids."""
         return self._encoder.encode([request])[0]
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Teacher-forced log-probs of each response, batched ``batch_size`` at a time."""
         encoded = self._encoder.encode(requests)
         total = max((len(e.prompt_ids) + len(e.response_ids) for e in encoded), default=0)
-        if self.max_length is not None and total > self.max_length:
+        if self.max_length and total > self.max_length:
             raise InputError(
                 f"a request has {total} tokens, more than the model's limit {self.max_length}"
             )
@@ -324,13 +300,8 @@ class TransformersScorer(BaseScorer):
         encoded = self._encoder.prompt_ids(prompts)
         sources = (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id)
         eos = {int(i) for s in sources for i in ([s] if isinstance(s, int) else s or ())}
-        config = GenerationConfig(  # type: ignore[no-untyped-call]
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            num_beams=1,
-            pad_token_id=self.pad_token_id,
-            eos_token_id=sorted(eos),
-        )
+        greedy = dict(do_sample=False, num_beams=1, pad_token_id=self.pad_token_id)
+        config = GenerationConfig(max_new_tokens=max_new_tokens, eos_token_id=sorted(eos), **greedy)  # type: ignore[no-untyped-call]
         outputs: list[list[int]] = []
         for start in range(0, len(encoded), self.batch_size):
             chunk = encoded[start : start + self.batch_size]

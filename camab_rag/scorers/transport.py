@@ -1,9 +1,6 @@
 """The HTTP client of the OpenAI-compatible scorer: bounded requests, retries of transient
-failures (timeout, connection, 408, 429, 5xx, malformed body) under a
-:class:`~camab_rag.retry.RetryPolicy`, and what a failed call means. Credentials go to this
-server only and are masked in every message; :meth:`HttpTransport.send` is a generator of
-calls (:mod:`camab_rag.steps`), one code path for sync and async.
-"""
+failures under a :class:`~camab_rag.retry.RetryPolicy`, and what a failed call means.
+Credentials go to this server only and are masked in every message."""
 
 from __future__ import annotations
 
@@ -56,22 +53,20 @@ PROXY_FIX = (
 
 
 class NoPromptLogprobsError(CannotScoreError):
-    """The server does not return log-probabilities of the prompt (``cause`` says why)."""
+    """The server does not return the prompt's log-probabilities."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
-            f"{PROXY_FIX}: {cause}. An attribution needs the log-probabilities of a given "
-            "response, which only servers that score a given text can provide: vLLM, SGLang, "
-            "llama-cpp-python's server, Together or Fireworks completions with echo=true and "
-            "logprobs. OpenAI's own chat models cannot do this. To score with the model "
-            "itself, serve an open model (`camab serve --model DIR`) or use "
-            "camab_rag.TransformersScorer.",
+            f"{PROXY_FIX}: {cause}. An attribution needs a server that scores a given text "
+            "(vLLM, SGLang, llama-cpp-python, Together or Fireworks completions with echo=true "
+            "and logprobs); OpenAI's own chat models cannot do this. To score with the model "
+            "itself, serve it (`camab serve --model DIR`) or use camab_rag.TransformersScorer.",
             reason=cause,
         )
 
 
 class NoChatTemplateError(InputError, CannotScoreError):
-    """Chat messages but no chat template to render them (no ``/tokenize``, no local one)."""
+    """Chat messages but no chat template to render them."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(
@@ -83,11 +78,11 @@ class NoChatTemplateError(InputError, CannotScoreError):
 
 
 class ResponseTokensMismatchError(ScorerError):
-    """The echoed response tokens do not re-join to the response text."""
+    """The echoed response tokens do not re-join to the response."""
 
 
 class RedirectRefusedError(ScorerError):
-    """The server answered with a redirect, never followed (no credential goes elsewhere)."""
+    """A redirect, never followed (no credential goes elsewhere)."""
 
 
 @dataclass
@@ -96,7 +91,7 @@ class RequestClock:
 
     first_failure: float | None = None
     first_error: str = ""
-    timed_out: bool = False  # whether an attempt ran out of its time
+    timed_out: bool = False
 
     def spent(self) -> float:
         return 0.0 if self.first_failure is None else time.monotonic() - self.first_failure
@@ -118,8 +113,7 @@ class ApiCall:
         method = "GET" if self.body is None else "POST"
         request = client.build_request(method, url, json=self.body, timeout=self.limit)
         response = client.send(request, stream=True)
-        # at the deadline a timer shuts the socket down, so a read that waits on a server
-        # trickling or stalling its body returns at once
+        # at the deadline a timer shuts the socket, so a read on a stalling server returns
         stream = response.extensions.get("network_stream")
         sock: Any = stream.get_extra_info("socket") if stream is not None else None
         lock, done, fired = threading.Lock(), threading.Event(), threading.Event()
@@ -177,7 +171,7 @@ class ApiCall:
 
 
 class HttpTransport:
-    """Client, retries and failure meaning for one OpenAI-compatible server (module doc)."""
+    """Client, retries and failure meaning for one OpenAI-compatible server."""
 
     def __init__(
         self,
@@ -193,22 +187,17 @@ class HttpTransport:
         if in_query := [k for k, _ in query_parameters(base_url) if carries_credential(k)]:
             raise InputError(
                 f"base_url {public_url(base_url)} carries a credential in its query string "
-                f"({', '.join(in_query)}), and HTTP clients log every request's URL: send it "
-                f"as a header instead (default_headers={{{in_query[0]!r}: ...}}; Azure OpenAI "
-                "takes 'api-key'), or as api_key=... for a Bearer key"
+                f"({', '.join(in_query)}), and HTTP clients log URLs: send it as a header "
+                f"(default_headers={{{in_query[0]!r}: ...}}) or as api_key=... for a Bearer key"
             )
         path = parts.path.rstrip("/")
         if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
-            root = public_url(
-                urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
-            )
+            root = urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
             raise InputError(
                 f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
-                f"server's base URL, which ends with /v1 ({root}); the scorer adds the "
-                "endpoints itself"
+                f"server's base URL, which ends with /v1 ({public_url(root)})"
             )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
-        # as it may be shown: no user-info, credential query values masked
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
         self.model = model
         self.timeout = float(timeout)
@@ -221,10 +210,10 @@ class HttpTransport:
         self._lock = threading.Lock()
         self._sync_client: httpx.Client | None = None
         user, password = parts.username, unquote(parts.password or "")
-        auth = None if user is None else httpx.BasicAuth(unquote(user), password)  # user-info
+        auth = None if user is None else httpx.BasicAuth(unquote(user), password)
         params = httpx.QueryParams(parts.query)  # sent after each request's path
-        self._client_options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
-        self._client_options["timeout"] = self.timeout
+        self._options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
+        self._options["timeout"] = self.timeout
 
     def url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
@@ -236,17 +225,15 @@ class HttpTransport:
         """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
         with self._lock:
             if self._sync_client is None:
-                client = httpx.Client(**self._client_options)
-                weakref.finalize(self, client.close)
-                self._sync_client = client
+                self._sync_client = httpx.Client(**self._options)
+                weakref.finalize(self, self._sync_client.close)
             return self._sync_client
 
     def async_client(self) -> httpx.AsyncClient:
         """An async client for one batch (``async with`` closes it)."""
-        return httpx.AsyncClient(**self._client_options)
+        return httpx.AsyncClient(**self._options)
 
     def close(self) -> None:
-        """Close the blocking client's connection pool (reopened if used again)."""
         with self._lock:
             client, self._sync_client = self._sync_client, None
         if client is not None:
@@ -261,9 +248,9 @@ class HttpTransport:
         clients: httpx.AsyncClient | None,
         clock: RequestClock | None = None,
     ) -> Steps[T]:
-        """The parsed answer to one request, retried under the policy; ``clock``: the retry
-        budget of the scorer request it belongs to."""
+        """The parsed answer to one request, retried under the policy and ``clock``."""
         clock = clock or RequestClock()
+        body = {"model": self.model, **body}
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
             failure: Exception
@@ -284,8 +271,7 @@ class HttpTransport:
     def models(
         self, clients: Any, clock: RequestClock
     ) -> Steps[tuple[int | None, tuple[str, ...]]]:
-        """One attempt at ``/v1/models``, not retried: its HTTP status (``None``: no answer)
-        and the model ids it lists."""
+        """One attempt at ``/v1/models``: its HTTP status (``None``: no answer) and model ids."""
         status: int | None = None
         ids: list[object] = []
         try:
@@ -297,7 +283,6 @@ class HttpTransport:
         return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
     def _limit(self, clock: RequestClock) -> float:
-        """The timeout, cut to what is left of the retry budget and the deadline."""
         limit = self.timeout
         if clock.first_failure is not None and self.retry.budget_s is not None:
             limit = min(limit, self.retry.budget_s - clock.spent())
@@ -316,9 +301,8 @@ class HttpTransport:
             raise self._scrub(error)
         if clock.first_failure is None:
             clock.first_failure, clock.first_error = time.monotonic(), str(error)
-        delay = self.retry.delay(attempt + 1, error.retry_after)
-        cause = str(error)
-        if clock.first_error not in ("", cause):  # the first failure, e.g. an HTTP 500
+        delay, cause = self.retry.delay(attempt + 1, error.retry_after), str(error)
+        if clock.first_error not in ("", cause):
             cause += f" (first: {clock.first_error})"
         left = deadline.remaining()
         if left is not None and delay >= left:
@@ -326,14 +310,10 @@ class HttpTransport:
         stop = self.retry.why_stop(attempt, clock.spent(), delay)
         if stop is not None:
             if clock.timed_out:  # the knob that bounds a silent server's wait
-                cause += (
-                    f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
-                    "request timeout): pass a lower OpenAICompletionsScorer(timeout=...) to "
-                    "give up on a silent server sooner"
-                )
-            kind = TransientScorerError
+                cause += f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
+                cause += "request timeout): pass a lower OpenAICompletionsScorer(timeout=...)"
+            kind = ServerRefusedError if error.refused else TransientScorerError
             if error.refused:  # nothing listens there: no later request will fare better
-                kind = ServerRefusedError
                 cause += "; nothing accepts connections there: is it running? check base_url"
             raise kind(
                 self.secrets.clean(f"{what} {stop}: {cause}"),
@@ -345,7 +325,6 @@ class HttpTransport:
         return delay
 
     def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
-        """The JSON body of a successful reply; an error status raises what it means."""
         path = urlsplit(self.url(endpoint)).path
         status, headers = reply.status_code, reply.headers
         if status >= 400 or status < 200:
@@ -354,17 +333,13 @@ class HttpTransport:
         if 300 <= status < 400:
             target = self.secrets.clean(public_url(headers.get("location", "another URL")))
             raise RedirectRefusedError(
-                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}):"
-                " redirects are not followed, so no credential reaches another URL; pass the "
-                "URL it redirects to as base_url"
+                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}), "
+                "not followed (no credential goes elsewhere): pass that URL as base_url"
             )
         return json.loads(reply.content)  # a ValueError is a malformed body: retried
 
     def _scrub(self, error: E) -> E:
-        """``error``, or a copy with this server's secrets masked."""
-        text = str(error)
-        clean = self.secrets.clean(text)
-        if clean == text:
+        if (clean := self.secrets.clean(str(error))) == str(error):
             return error
         scrubbed = copy.copy(error)
         scrubbed.args = (clean,)
@@ -372,8 +347,8 @@ class HttpTransport:
         return scrubbed
 
     def _classify(self, exc: BaseException, limit: float) -> BaseException:
-        """Map a failed attempt of ``limit`` seconds to ``Retryable`` or a final error."""
-        if isinstance(exc, CamabError):  # Retryable too
+        """Map a failed attempt to ``Retryable`` or a final error."""
+        if isinstance(exc, CamabError):
             return self._scrub(exc)
         if isinstance(exc, httpx.TimeoutException):
             return Retryable(f"request timed out after {limit:g} s", unreachable=True)
@@ -381,16 +356,13 @@ class HttpTransport:
             cause = exc.__cause__ or exc.__context__
             text = str(exc) or type(exc).__name__
             text = f"{text} ({type(cause).__name__}: {cause})" if cause else text
-            return Retryable(
-                self.secrets.clean(f"connection error at {self.base_url}: {text}"),
-                unreachable=isinstance(exc, httpx.ConnectError),
-                refused=isinstance(exc, httpx.ConnectError),
-            )
-        if isinstance(exc, UnicodeEncodeError):  # the request's own text: not the server's
+            refused = isinstance(exc, httpx.ConnectError)
+            message = self.secrets.clean(f"connection error at {self.base_url}: {text}")
+            return Retryable(message, unreachable=refused, refused=refused)
+        if isinstance(exc, UnicodeEncodeError):
             return TextError(
                 "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
-                "the input is at fault, not the server; camab_rag.text_gate.check_text names "
-                "the field and position",
+                "camab_rag.text_gate.check_text names the field and position",
                 reason="surrogate",
             )
         if isinstance(exc, ValueError):  # a malformed JSON body or echo
@@ -401,25 +373,22 @@ class HttpTransport:
 
     def _not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
         listed = f" (it serves: {', '.join(served)})" if served else ""
+        message = f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
         return ModelNotServedError(
-            self.secrets.clean(
-                f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
-                "model= one of the names its /v1/models lists"
-            ),
-            served,
+            self.secrets.clean(message + "model= one of the names its /v1/models lists"), served
         )
 
     def _status_error(
         self, status: int, headers: Mapping[str, str], message: str, path: str
     ) -> BaseException:
-        """What an HTTP error status means (``message``: the server's, masked)."""
         server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
         if status == 429 or status == 408 or status >= 500:
             return Retryable(f"HTTP {status}: {clipped}", retry_after(headers), status_code=status)
         if status in (401, 403):
-            refused = f"{server} refused the request (HTTP {status})"
-            return CredentialsRefusedError(f"{refused}: check the api_key")
+            return CredentialsRefusedError(
+                f"{server} refused the request (HTTP {status}): check the api_key"
+            )
         if status == 404 and "not supported" in lowered:  # a chat-only model (OpenAI)
             return NoPromptLogprobsError(
                 f"{server} does not serve {path} for model {self.model!r} (HTTP 404: {clipped})"
@@ -436,9 +405,9 @@ class HttpTransport:
         if too_long := context_too_long(message):
             return too_long
         if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
+            why = f"(HTTP {status}: {clipped})"
             return NoPromptLogprobsError(
-                f"the server rejected a request for prompt log-probabilities (HTTP {status}: "
-                f"{clipped})"
+                f"the server rejected a request for prompt log-probabilities {why}"
             )
         return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 
@@ -447,24 +416,18 @@ _CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\
 
 
 def context_too_long(message: str) -> InputError | None:
-    """The input error for a server's "maximum context length" refusal (or vLLM's
-    ``max_tokens ... got 0`` for a prompt that fills the context)."""
-    found = _CONTEXT.search(message)
-    if found:
+    """The input error for a server's "maximum context length" refusal, else ``None``."""
+    if found := _CONTEXT.search(message):
         limit, at_least, total = found.groups()
         return InputError(
             f"a request has {at_least or ''}{total} tokens, more than the model's limit {limit}"
         )
-    if "max_tokens must be at least 1, got 0" in message:
-        return InputError(
-            "a request has as many tokens as the model's context, with the token the server "
-            "must generate one more than the model's limit"
-        )
+    if "max_tokens must be at least 1, got 0" in message:  # vLLM: the prompt fills the context
+        return InputError("a request and the token to generate are more than the model's limit")
     return None
 
 
 def tokens_from(body: object) -> list[int]:
-    """The token ids of a ``/tokenize`` answer."""
     tokens = body.get("tokens") if isinstance(body, dict) else None
     if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
         raise ScorerError("malformed /tokenize response: no integer 'tokens' list")
@@ -484,7 +447,6 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _error_message(content: bytes) -> str:
-    """The message of an error body (``error.message``, ``message``, ``detail`` or the text)."""
     text = content.decode("utf-8", errors="replace").strip()
     with contextlib.suppress(ValueError):
         body = json.loads(text)
