@@ -129,6 +129,9 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     """The words of ``text`` stating a fact the context does not hold or gives another
     subject, and every checked word of a sentence it holds none of."""
     misread, held = _reading(text, present)
+    # the question's words are context too ("on a Tuesday night?"); its numbers are held
+    # only when worked with (:func:`~camab_rag.groundedness.wordforms.derived_values`)
+    asked = present.asked if isinstance(present, ContextWords) else frozenset()
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         sentence = _informative_forms(text[start:end])
@@ -139,7 +142,8 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
         found += wrong + [
             text[s:e]
             for (s, e, w, f), ok in zip(needed, oks)
-            if not ok and (whole or is_fact(text, s, w, f)) and text[s:e] not in wrong
+            if not ok and (whole or (is_fact(text, s, w, f) and f not in asked))
+            and text[s:e] not in wrong
         ]
     return list(dict.fromkeys(found))
 

@@ -81,7 +81,7 @@ STOPWORDS = frozenset(
     with would you your yours yourself yourselves s t said says say one two new also
     year years mr mrs ms since until till every everything anything something another
     isn aren wasn weren doesn don didn hasn haven hadn wouldn couldn shouldn mustn needn
-    ll ve re""".split()  # noqa: SIM905
+    ll ve re yet""".split()  # noqa: SIM905
 )
 """Function words, news fillers and contraction pieces (:func:`sentences_of` reads
 "n't"): their presence in the context proves nothing."""
@@ -117,7 +117,13 @@ OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 question on one, whose opposite the context states for the subject is misread."""
 _PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these", "he", "she", "his", "her"})
 _CLOCK = frozenset({"am", "pm"})
-_REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
+_REPLY = re.compile(
+    r"\s*(?:no|not\s+yet|(?:i['’]m\s+)?afraid\s+not|not\s+(?:on|at|in|for|before|after)\b"
+    r"[^,.!;:]{0,30})\s*[,.!;:]",
+    re.IGNORECASE,
+)
+"""A reply's lead ("No,", "Not yet.", "I'm afraid not:", "Not on Tuesdays:"): its
+negation answers the question, the words after it state the facts."""
 ONE_AS_PRONOUN_AFTER = frozenset(
     """the this that which each every no any another other first second third last next
     same only""".split()  # noqa: SIM905
@@ -494,8 +500,8 @@ class ContextWords(frozenset[str]):
 
 @dataclass(frozen=True)
 class Sentence:
-    """One context clause: its forms (its own and its subject's), whether it negates, and
-    the forms it states itself (:attr:`own`)."""
+    """One context clause: its forms (its own and its subject's), whether its sentence
+    negates (:attr:`negates`: the clause itself), the forms it states itself (:attr:`own`)."""
 
     forms: frozenset[str]
     negated: bool
@@ -506,15 +512,16 @@ class Sentence:
     """Forms stated only in another writing ("5" of "17:00"): never a rival value."""
     spanned: frozenset[str] = frozenset()
     """Forms stated only by a span of clock times ("open" of "from 13:00 to 14:00")."""
+    negates: bool = False
 
 
 _CLAUSE = re.compile(
     r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during)\b)"
-    r"|,\s+(?:and|but|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)",
+    r"|,\s+(?:and|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)|,?\s+but\s+",
     re.IGNORECASE,
 )
-"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition ("and
-on Saturday from 10:00"), ``, and`` (``but``, ``while``) before a new subject."""
+"""Where a context sentence starts a new clause: ``;``, ``but``, ``and`` before a
+preposition ("and on Saturday from 10:00"), ``, and`` (``while``) before a new subject."""
 
 
 def clauses(text: str) -> list[str]:
@@ -574,6 +581,13 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     )
 
 
+def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
+    """Whether the context's number ``rival`` is of the kind of ``value`` (its ``unit``): both
+    years or neither, and a unit alike where both have one."""
+    units = {q.unit for sentence in context.quantities for q in sentence if q.value == rival}
+    return _year(rival) == _year(value) and (not unit or not units or "" in units or unit in units)
+
+
 def _restated(found: Sequence[_Word], k: int, closest: list[Sentence], content: set[str]) -> bool:
     """Whether a clause about the subject states another number beside the words of the
     answer's unstated number ``found[k]`` ("31 Quay Street" under "27 Quay Street")."""
@@ -597,7 +611,7 @@ _RANGE = re.compile(
     r"|\b(?:from|between)\s+" + _TIME,
     re.IGNORECASE,
 )
-_AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
+_AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:]|\.\d)")
 
 
 def _also(text: str) -> frozenset[str]:
@@ -664,13 +678,14 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         own = frozenset(f for _, _, _, f in found if f)
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
-        negated = any(w in NEGATIONS for _, _, w, _ in found)
-        negated = negated or bool(_NEGATED.search(sentence))
-        for part in clauses(sentence):
+        negated = any(w in NEGATIONS for _, _, w, _ in found) or bool(_NEGATED.search(sentence))
+        for part in clauses(sentence):  # "..., but cannot ...": only that clause negates
+            negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             said = frozenset(_stated(part)) | _days(part)
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
             derived = _also(part) - held
-            out.append(Sentence(held | head | derived, negated, held, doc, derived, held - said))
+            parts = (doc, derived, held - said, negates)
+            out.append(Sentence(held | head | derived, negated, held, *parts))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
@@ -701,13 +716,13 @@ def _find_misread(
         content = {f for _, _, w, f in found if f and w not in stopwords}
         subject = frozenset(f for f in content if not _is_value(f))
         words = [w for _, _, w, _ in found]
-        # "No, ..." or a bare "No": a reply, not a negation
-        reply = _REPLY.match(part) is not None or words in (["no"], ["yes"])
+        lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
+        reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
         negators = [
             k
             for k, (start, _, word, value) in enumerate(found)
             if (
-                (word in NEGATIONS and value != "free" and not (reply and k == 0))
+                (word in NEGATIONS and value != "free" and start >= reply)
                 or (word == "t" and k and part[start - 1] in "'’")
             )
             and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
@@ -730,7 +745,10 @@ def _find_misread(
                 context,
             )
         ]
-        if s_start == 0 and words[:1] in (["yes"], ["no"]):  # a reply to the question
+        # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
+        # afternoon?" of "Friday 8:00 to 13:00") is judged by the words after it
+        qualified = words[:1] == ["no"] and not context.asked <= context.forms
+        if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
             if any(_opposed(v, subject, context) for v in claimed):
@@ -739,6 +757,7 @@ def _find_misread(
         if sentence[1][1] == 0:
             continue
         worked = derived_values(part, context)
+        units = {s_start + at: q.unit for at, q in quantities(part)}
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value) or value in worked:
                 continue
@@ -752,9 +771,10 @@ def _find_misread(
                 (n for s, n in zip(context.sentences, overlap) if value in s.forms),
                 default=_NONE,
             )
-            rival = any(  # another number of the same kind ("16" is no rival of "2026")
+            unit = units.get(s_start + start, "")
+            rival = any(  # a number of the same kind ("16" no rival of "2026", "45 €" of "50%")
                 any(
-                    is_number(f) and f not in content | s.derived and _year(f) == _year(value)
+                    is_number(f) and f not in content | s.derived and _alike(f, value, unit, context)
                     for f in s.forms
                 )
                 and value not in s.forms
@@ -768,7 +788,7 @@ def _find_misread(
             and words[:1] == ["yes"]
             and not negators
             and len(subject & frozenset.intersection(*(c.forms for c in closest))) >= 2
-            and all(c.negated for c in closest)
+            and all(c.negates for c in closest)
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
@@ -953,10 +973,13 @@ def _per(text: str, rest: Sequence[_Word]) -> str:
 
 
 def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
-    """Whether ``result`` is ``stated`` (a rate) times ``other``, or their sum or difference."""
+    """Whether ``result`` is ``stated`` (a rate) times ``other``, their sum or difference, or
+    ``stated`` less or at ``other`` percent ("50% off 45 euros" is 22.50 euros)."""
     if not result.unit:
         return False
     r, a, b = (Decimal(q.value) for q in (result, stated, other))
+    if other.unit == "percent" and stated.unit != "percent":
+        return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
     if stated.per and _same_unit(stated.unit, result.unit) and stated.per in ("*", other.unit):
         return not result.per and a * b == r  # a total, not another rate
     alike = _same_unit(stated.unit, result.unit) and _same_unit(other.unit, result.unit)
@@ -1001,6 +1024,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     held: set[int] = set()  # where a number the context lacks is derived or worked with
     lacked: dict[str, list[int]] = {}  # where each number the context lacks stands
     units: dict[str, set[str]] = {}
+    shares = [q for sentence in context.quantities for q in sentence if q.unit == "percent"]
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
         found = forms(text[a:b])
@@ -1010,7 +1034,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
             lacked.setdefault(result.value, []).append(start)
             for sentence in context.quantities:
                 for stated in sentence:
-                    near = [q for q in sentence if q is not stated]
+                    near = [q for q in sentence if q is not stated] + shares
                     used = [
                         s
                         for s, q in own.items()
