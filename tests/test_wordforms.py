@@ -1062,3 +1062,16 @@ def test_a_weekday_the_question_names_is_no_unchecked_fact():
     asked = ContextWords.of(line, "It is Tuesday night and the music is loud. What can I do?")
     assert unchecked_facts("On a Tuesday, use the form.", asked) == []
     assert unchecked_facts("On a Sunday, call the night line.", asked) == ["Sunday"]
+
+
+def test_clock_hours_are_the_hours_only_a_clock_time_states():
+    """Issue 49: the citations read clock hours from here (one rule, memoised per text)."""
+    from camab_rag.groundedness.wordforms import clock_hours
+
+    assert clock_hours("Open 10:00 to 4 pm, and from 7 in the morning on Sundays.") == {
+        "10",
+        "16",
+        "7",
+    }
+    assert clock_hours("Returns within 10 days; 4 p.m. pickup.") == {"16"}
+    assert clock_hours("It costs 4.50 euros.") == frozenset()

@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import lru_cache
 from itertools import pairwise
 
 from camab_rag.sentences import split_sentences
@@ -425,6 +426,26 @@ def _clock_mark(text: str, tokens: _Tokens, k: int) -> str:
     if word == "m" and k and tokens[k - 1][2] in ("a", "p") and text[start - 1] == ".":
         return "absorbed" if text[start - 2 : start - 1].lower() in ("a", "p") else ""
     return ""
+
+
+_CLOCK_TIME = re.compile(r"\d{1,2}:\d{2}\b")
+
+
+@lru_cache(maxsize=4096)
+def clock_hours(text: str) -> frozenset[str]:
+    """The hour forms ``text`` states as clock times ("10:00", "4 pm", "10 in the morning"):
+    what only a clock time holds ("10 days" states no 10 o'clock). Memoised per text."""
+    found = forms(text)
+    hours = set()
+    for k, (start, _, word, value) in enumerate(found):
+        after = [w for _, _, w, _ in found[k + 1 : k + 4]]
+        if word.isdecimal() and text[start - 1 : start] not in (":", ".") and (
+            _CLOCK_TIME.match(text, start)
+            or after[:1] in (["am"], ["pm"], ["a"], ["p"])
+            or (after[:2] == ["in", "the"] and after[2:] and after[2] in DAY_PARTS)
+        ):
+            hours.add(value)
+    return frozenset(hours)
 
 
 def form_set(texts: Iterable[str]) -> frozenset[str]:
