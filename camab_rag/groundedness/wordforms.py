@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from itertools import pairwise
+from typing import Any
 
 from camab_rag.sentences import split_sentences
 
@@ -80,8 +81,7 @@ STOPWORDS = _set(
     isn aren wasn weren doesn don didn hasn haven hadn wouldn couldn shouldn mustn needn
     ll ve re yet"""
 )
-"""Function words, news fillers and contraction pieces (:func:`sentences_of` reads
-"n't"): their presence in the context proves nothing."""
+"""Function words, news fillers, contraction pieces: in the context they prove nothing."""
 LIGHT_WORDS = _set(
     """may might must shall can could should would get gets got getting gotten go goes went
     gone going take takes took taken taking come comes came coming make makes made making let
@@ -111,8 +111,7 @@ CALENDAR_SHORT = {
 OPPOSITES = {"open": "closed", "available": "unavailable", "included": "excluded"}
 OPPOSITES.update(allowed="forbidden")
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
-"""Opposite values of one subject (``open``/``closed``): an answer word, or a Yes/No to a
-question on one, whose opposite the context states for the subject is misread."""
+"""Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
 _PRONOUNS = _set("it its they their this these he she his her")
 _CLOCK = _set("am pm")
 _REPLY = re.compile(
@@ -120,8 +119,7 @@ _REPLY = re.compile(
     r"[^,.!;:]{0,30})\s*[,.!;:]",
     re.IGNORECASE,
 )
-"""A reply's lead ("No,", "Not yet.", "I'm afraid not:", "Not on Tuesdays:"): its
-negation answers the question, the words after it state the facts."""
+"""A reply's lead ("No,", "Not yet.", "I'm afraid not:", "Not on Tuesdays:"): no claim."""
 ONE_AS_PRONOUN_AFTER = _set(
     "the this that which each every no any another other first second third last next same only"
 )
@@ -142,16 +140,14 @@ CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
 """Times of day written as a word, as the hour's form."""
 _JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
 HOURS_FORMS = _set("open opening close closing until start starting end ending")
-"""What a clause with a span of clock times ("from 10:00 to 17:00", "until 18:30") also
-states: opening hours are one relation however worded ("It closes at 5 pm")."""
+"""What a clause with a span of clock times ("from 10:00 to 17:00") also states: opening hours."""
 FIRST_ORDINALS = {"first": "1", "second": "2"}
 """``first`` and ``second`` as a context's numbers ("first floor" is "1st floor")."""
 DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
 """Words for several weekdays: "on weekdays" states Monday to Friday and back."""
 _SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
 EXCEPTIONS = _set("except exception unless only apart besides")
-"""Words after which a negated clause states both values ("not permitted ... with the
-exception of assistance dogs")."""
+"""Words after which a negated clause states both values ("not ... except guide dogs")."""
 TIME_UNITS = _set("hour day week month year night min")
 UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
@@ -160,8 +156,7 @@ RATE_WORDS = _set("per an a every each")
 _MONEY = _set("eur usd gbp")
 LESS_WORDS = _set("before earlier under below less fewer within lower shorter cheaper until")
 MORE_WORDS = _set("after past later over above more exceeds exceed beyond higher longer greater")
-"""Words comparing the number before them with one after them ("1 pm is before the
-14:00 cut-off"): :func:`derived_values` checks the comparison."""
+"""Words comparing the number before them with one after them ("1 pm is before 14:00")."""
 _ALONE = ABBREVIATIONS | SAME_FORM | PERIODS | UNITS | ORDINAL_WORDS | NUMBER_WORDS
 """Every word read alone to one form, the later tables first (``form``)."""
 _Word = tuple[int, int, str, str]
@@ -435,8 +430,7 @@ class ContextWords(frozenset[str]):
     asked: frozenset[str]
     quantities: tuple[tuple[Quantity, ...], ...]
     asked_values: tuple[Quantity, ...]
-    _derived: dict[str, frozenset[str]]
-    _misread: dict[tuple[str, frozenset[str]], list[tuple[int, int]]]
+    _memo: dict[object, Any]
 
     def __new__(
         cls,
@@ -453,8 +447,7 @@ class ContextWords(frozenset[str]):
         made.asked = frozenset(asked)
         made.quantities = tuple(quantities)
         made.asked_values = tuple(asked_values)
-        made._derived = {}
-        made._misread = {}
+        made._memo = {}  # derived values by text, misread spans by (text, stop words)
         return made
 
     @classmethod
@@ -685,16 +678,15 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
 
 
 def misread_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
-    """Spans of ``text`` (answer sentences) that state what the context does not, although
-    each word is in it: another subject's number, an opposite of what the closest clause
-    states, a ``Yes`` it contradicts, a negation no close clause makes. Memoised on the
-    :class:`ContextWords` (none without one)."""
+    """Spans of ``text`` stating what the context does not, each word in it: another
+    subject's number, an opposite of the closest clause, a ``Yes`` it contradicts, a negation
+    no close clause makes. Memoised on the :class:`ContextWords` (none without one)."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     key = (text, frozenset(stopwords))
-    if key not in context._misread:
-        context._misread[key] = _find_misread(text, context, stopwords)
-    return list(context._misread[key])
+    if key not in context._memo:
+        context._memo[key] = _find_misread(text, context, stopwords)
+    return list(context._memo[key])
 
 
 def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) -> Spans:
@@ -720,16 +712,11 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
         opposed = [k for k, item in enumerate(found) if item[3] in OPPOSITES]
         # "does not open" states "closed": the negation is read with the word
         flips = {j: k for k in opposed for j in negators if k - 3 <= j < k}
-        spans += [
-            (s_start + start, s_start + end)
-            for k, (start, end, _, value) in enumerate(found)
-            if value in OPPOSITES
-            and _opposed(
-                OPPOSITES[value] if k in flips.values() else value,
-                _content(part[slice(*_clause_span(part, start))], stopwords),
-                context,
-            )
-        ]
+        for k in opposed:
+            start, end, _, value = found[k]
+            clause = _content(part[slice(*_clause_span(part, start))], stopwords)
+            if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
+                spans.append((s_start + start, s_start + end))
         # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
         # afternoon?" of "Friday 8:00 to 13:00") is judged by the words after it
         qualified = words[:1] == ["no"] and not context.asked <= context.forms
@@ -993,14 +980,14 @@ def _compared(found: Sequence[_Word], k: int, context: ContextWords) -> bool:
 
 def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
     """The numbers of ``text`` the context lacks that one step of arithmetic on its amounts
-    gives (a rate times an amount; a context amount plus or minus the question's), with
-    their units, and the question's numbers the answer works with or truly compares. Why: a
-    right answer shows its work, an invented one does not. Memoised on ``context``."""
+    gives (a rate times an amount, a sum, a percent off), with their units, and the question's
+    numbers the answer works with or truly compares: a right answer shows its work."""
     if not isinstance(context, ContextWords) or not context.quantities:
         return frozenset()
-    if text not in context._derived:
-        context._derived[text] = _derived(text, context)
-    return context._derived[text]
+    if text not in context._memo:
+        context._memo[text] = _derived(text, context)
+    found: frozenset[str] = context._memo[text]
+    return found
 
 
 def _derived(text: str, context: ContextWords) -> frozenset[str]:
