@@ -142,7 +142,8 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
         found += wrong + [
             text[s:e]
             for (s, e, w, f), ok in zip(needed, oks)
-            if not ok and (whole or (is_fact(text, s, w, f) and f not in asked))
+            if not ok
+            and (whole or (is_fact(text, s, w, f) and f not in asked))
             and text[s:e] not in wrong
         ]
     return list(dict.fromkeys(found))

@@ -295,10 +295,10 @@ def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
             out[k + 1] = ""
     joined: dict[int, str] = {}
     for k in range(len(tokens) - 1):  # "twenty-five", "thirty one"
-        (_, end, tens), (start, _, unit) = tokens[k], tokens[k + 1]
-        if tens not in NUMBER_WORDS or unit not in NUMBER_WORDS or k in joined:
+        (_, end, tens), (start, _, ones) = tokens[k], tokens[k + 1]
+        if tens not in NUMBER_WORDS or ones not in NUMBER_WORDS or k in joined:
             continue
-        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[unit])
+        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[ones])
         if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
             joined[k], joined[k + 1] = str(high + low), ""
     out.update(joined)
