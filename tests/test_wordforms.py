@@ -1066,6 +1066,14 @@ def test_a_weekday_the_question_names_is_no_unchecked_fact():
     assert unchecked_facts("On a Sunday, call the night line.", asked) == ["Sunday"]
 
 
+def test_a_name_the_question_names_is_still_unchecked():
+    """Only the question's weekdays and months count as held: a hallucinated answer often
+    repeats the question's names (HaluEval), and the question does not state them true."""
+    line = ["The Riverside branch opens at 9 am."]
+    asked = ContextWords.of(line, "Who manages the Riverside branch with Anna Berg?")
+    assert unchecked_facts("Anna Berg manages the Riverside branch.", asked) == ["Berg"]
+
+
 def test_clock_hours_are_the_hours_only_a_clock_time_states():
     """Issue 49: the citations read clock hours from here (one rule, memoised per text)."""
     from camab_rag.groundedness.wordforms import clock_hours

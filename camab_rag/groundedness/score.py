@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.groundedness.wordforms import (
+    CALENDAR,
     LIGHT_WORDS,
     ContextWords,
     derived_values,
@@ -129,9 +130,9 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     """The words of ``text`` stating a fact the context does not hold or gives another
     subject, and every checked word of a sentence it holds none of."""
     misread, held = _reading(text, present)
-    # the question's words are context too ("on a Tuesday night?"); its numbers are held
-    # only when worked with (:func:`~camab_rag.groundedness.wordforms.derived_values`)
-    asked = present.asked if isinstance(present, ContextWords) else frozenset()
+    # the question's weekdays and months are context too ("on a Tuesday night?"); not its
+    # names (a hallucinated answer repeats them) nor its numbers (held only when worked with)
+    asked = present.asked & CALENDAR if isinstance(present, ContextWords) else frozenset()
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         sentence = _informative_forms(text[start:end])
