@@ -20,7 +20,7 @@ from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import (
-    DAY_PARTS,
+    clock_hours,
     form,
     form_set,
     forms,
@@ -215,7 +215,7 @@ def _holds(
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
     clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
-    hours = _clock_hours(text) if clock else frozenset()
+    hours = clock_hours(text) if clock else frozenset()
     return {
         key
         for key, value in keys.items()
@@ -231,26 +231,6 @@ def _holds(
 
 
 _CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
-_HALVES = frozenset({"am", "pm", "a", "p"})
-
-
-def _clock_hours(text: str) -> frozenset[str]:
-    """The hours ``text`` states as clock times ("10:00", "4 pm", "10 in the morning")."""
-    found = forms(text)
-    hours = set()
-    for k, (start, _, word, value) in enumerate(found):
-        after = [w for _, _, w, _ in found[k + 1 : k + 4]]
-        if (
-            word.isdecimal()
-            and text[start - 1 : start] not in (":", ".")
-            and (
-                _CLOCK_TIME.match(text, start)
-                or not _HALVES.isdisjoint(after[:1])
-                or (after[:2] == ["in", "the"] and after[2:] and after[2] in DAY_PARTS)
-            )
-        ):
-            hours.add(value)
-    return frozenset(hours)
 
 
 def _measured(sentence: str) -> frozenset[str]:
@@ -277,7 +257,7 @@ def holders(
     if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
         return []
     known = known if known is not None else [form_set([text]) for text in texts]
-    clock = _clock_hours(sentence)
+    clock = clock_hours(sentence)
     found = [
         u
         for u, text in enumerate(texts)
@@ -306,7 +286,7 @@ def choose_sources(
         dtype=bool,
     )
     keys = key_words(sentence)
-    measured, clock = _measured(sentence), _clock_hours(sentence)
+    measured, clock = _measured(sentence), clock_hours(sentence)
     held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)

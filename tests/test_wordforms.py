@@ -996,3 +996,92 @@ def test_a_non_prefix_makes_its_sentence_negated():
     assert misread_spans("The deposit can't be refunded.", plain, STOPWORDS) != []
     members = ContextWords.of(["Non-members pay 12 euros a day."])  # a kind, no negation
     assert not any(s.negated for s in members.sentences)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Not yet. You have to wait 30 days.", "I'm afraid not: we open only on 3 May."],
+)
+def test_a_negative_reply_lead_answers_the_question_and_claims_nothing(answer):
+    """Issue 48 (fresh3 dev): "Not yet." and "I'm afraid not:" were unmade negations (and
+    "yet" an unchecked word); the facts after the lead are still checked."""
+    pool = ContextWords.of(["The pool opens on 3 May. New members wait 30 days."])
+    assert unchecked_facts(answer, pool) == []
+    assert unchecked_facts(answer.replace("30", "20").replace("3 May", "5 May"), pool) != []
+    assert unchecked_facts("The pool does not open in May.", pool) != []
+
+
+def test_a_yes_is_judged_against_its_own_clause_not_a_but_clause_that_negates():
+    """Issue 48 (fresh3 dev): "..., but cannot be exchanged for cash" made the whole
+    sentence negated, so "Yes, ... online" was a misread; the clause that says "cannot"
+    still contradicts a "Yes" to it."""
+    cards = ContextWords.of(
+        ["Vouchers can be used in store and online but cannot be exchanged for cash."],
+        "Can I use a voucher online?",
+    )
+    assert unchecked_facts("Yes, vouchers can be used in store and online.", cards) == []
+    cash = ContextWords.of(["Vouchers cannot be exchanged for cash."])
+    assert unchecked_facts("Yes, vouchers can be exchanged for cash.", cash) == ["Yes"]
+    assert [s.negates for s in cards.sentences] == [False, True]
+    assert all(s.negated for s in cards.sentences)  # an answer's negation may use either
+
+
+def test_a_no_to_a_qualifier_the_context_lacks_is_judged_by_its_words():
+    """Issue 48 (fresh3 dev): "No, on Fridays we close at 1 pm." to "open on Friday
+    afternoon?" was a misread "No" against "open ... on Friday from 8:00 to 13:00"."""
+    hours = [
+        "The clinic is open Monday to Thursday from 8:00 to 18:00 and on Friday from 8:00 to 13:00."
+    ]
+    asked = ContextWords.of(hours, "Are you open on Friday afternoon?")
+    assert unchecked_facts("No, on Fridays we close at 1 pm.", asked) == []
+    assert unchecked_facts("No, on Fridays we close at 2 pm.", asked) == ["2"]
+    plain = ContextWords.of(hours, "Are you open on Friday?")
+    assert unchecked_facts("No, we are closed on Fridays.", plain) != []
+
+
+def test_an_afternoon_hour_at_a_sentence_end_is_also_its_12_hour_form():
+    stage = ContextWords.of(["Doors open at 19:00. The band plays at 21:00."])
+    assert unchecked_facts("The band plays at 9.", stage) == []
+    assert unchecked_facts("The band plays at 10.", stage) == ["10"]
+
+
+def test_a_percent_off_a_stated_amount_is_worked_out():
+    """Issue 48 (fresh3 dev): half price of two listed fees was unchecked arithmetic."""
+    plots = ContextWords.of(
+        ["A small plot costs 30 euros a year and a large plot 70 euros.", "Members get 20% off."]
+    )
+    assert unchecked_facts("Members pay 56 euros for a large plot.", plots) == []
+    assert unchecked_facts("Members save 6 euros on a small plot.", plots) == []
+    assert unchecked_facts("Members pay 52 euros for a large plot.", plots) == ["52"]
+    rates = ContextWords.of(["Plots cost 30 euros a year. Members over 65 get a 50% discount."])
+    assert unchecked_facts("With the 50% discount a plot costs 15 euros.", rates) == []
+
+
+def test_a_weekday_the_question_names_is_no_unchecked_fact():
+    """Issue 48 (fresh3 dev): the question's words are context too ("on a Tuesday night?"
+    answered "on a Tuesday use the form"); a day neither names is still unchecked."""
+    line = ["Call the night line on Friday and Saturday nights. At other times, use the form."]
+    asked = ContextWords.of(line, "It is Tuesday night and the music is loud. What can I do?")
+    assert unchecked_facts("On a Tuesday, use the form.", asked) == []
+    assert unchecked_facts("On a Sunday, call the night line.", asked) == ["Sunday"]
+
+
+def test_a_name_the_question_names_is_still_unchecked():
+    """Only the question's weekdays and months count as held: a hallucinated answer often
+    repeats the question's names (HaluEval), and the question does not state them true."""
+    line = ["The Riverside branch opens at 9 am."]
+    asked = ContextWords.of(line, "Who manages the Riverside branch with Anna Berg?")
+    assert unchecked_facts("Anna Berg manages the Riverside branch.", asked) == ["Berg"]
+
+
+def test_clock_hours_are_the_hours_only_a_clock_time_states():
+    """Issue 49: the citations read clock hours from here (one rule, memoised per text)."""
+    from camab_rag.groundedness.wordforms import clock_hours
+
+    assert clock_hours("Open 10:00 to 4 pm, and from 7 in the morning on Sundays.") == {
+        "10",
+        "16",
+        "7",
+    }
+    assert clock_hours("Returns within 10 days; 4 p.m. pickup.") == {"16"}
+    assert clock_hours("It costs 4.50 euros.") == frozenset()

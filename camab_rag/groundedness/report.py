@@ -26,7 +26,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import ContextWords, rival_spans
+from camab_rag.groundedness.wordforms import NUMBER_WORDS, ContextWords, rival_spans
 from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
@@ -321,18 +321,21 @@ def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
-    """``report`` with its verdicts and ``P(unsupported)`` (an abstention's: 0.0)."""
+    """``report`` with its verdicts and ``P(unsupported)`` (an abstention's: 0.0); a
+    disputed or unchecked number is never ``supported``."""
     sentences = []
     for s in report.sentences:
+        doubts = [*(s.contested or ()), *_numbers(s.unchecked_facts)]
         verdict, p = (
             ("supported", 0.0)
             if s.abstention or s.score is None
-            else _judged(s.score, s.coverage, threshold, calibration, s.contested)
+            else _judged(s.score, s.coverage, threshold, calibration, doubts)
         )
         sentences.append(
             replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
         )
     contested = [w for s in sentences if not s.abstention for w in s.contested or ()]
+    contested += _numbers(report.unchecked_facts)
     verdict, p = _judged(report.score, report.coverage, threshold, calibration, contested)
     if report.abstained:
         verdict, p = "supported", 0.0
@@ -344,6 +347,11 @@ def _decided(
         grounded=verdict != "unsupported",
         calibration=calibration if threshold is None and p is not None else None,
     )
+
+
+def _numbers(facts: Sequence[str] | None) -> list[str]:
+    """The numbers among ``facts`` ("12", "three"): an unchecked one leaves no answer supported."""
+    return [w for w in facts or () if any(c.isdigit() for c in w) or w.lower() in NUMBER_WORDS]
 
 
 def support_parts(

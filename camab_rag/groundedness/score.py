@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from camab_rag.groundedness.wordforms import (
+    CALENDAR,
     LIGHT_WORDS,
     ContextWords,
     derived_values,
@@ -129,6 +130,9 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     """The words of ``text`` stating a fact the context does not hold or gives another
     subject, and every checked word of a sentence it holds none of."""
     misread, held = _reading(text, present)
+    # the question's weekdays and months are context too ("on a Tuesday night?"); not its
+    # names (a hallucinated answer repeats them) nor its numbers (held only when worked with)
+    asked = present.asked & CALENDAR if isinstance(present, ContextWords) else frozenset()
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:
         sentence = _informative_forms(text[start:end])
@@ -139,7 +143,9 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
         found += wrong + [
             text[s:e]
             for (s, e, w, f), ok in zip(needed, oks)
-            if not ok and (whole or is_fact(text, s, w, f)) and text[s:e] not in wrong
+            if not ok
+            and (whole or (is_fact(text, s, w, f) and f not in asked))
+            and text[s:e] not in wrong
         ]
     return list(dict.fromkeys(found))
 

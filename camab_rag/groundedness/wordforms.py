@@ -13,7 +13,9 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import lru_cache
 from itertools import pairwise
+from typing import Any
 
 from camab_rag.sentences import split_sentences
 
@@ -29,6 +31,15 @@ def _table(spec: str) -> dict[str, str]:
     """Each word of ``"form: word word; form: word"`` mapped to its form."""
     pairs = (part.split(":") for part in spec.split(";"))
     return {word: value.strip() for value, spelled in pairs for word in spelled.split()}
+
+
+def _set(spec: str) -> frozenset[str]:
+    return frozenset(spec.split())
+
+
+def _numbered(spec: str, first: int = 0, step: int = 1) -> dict[str, str]:
+    """Each word of ``spec`` mapped to its place (from ``first``) times ``step``, as digits."""
+    return {w: str(step * i) for i, w in enumerate(spec.split(), first)}
 
 
 _TOKEN = re.compile(r"[^\W_]+|[€$£%°]", re.UNICODE)
@@ -48,29 +59,16 @@ DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
 """The letter after a degree sign: ``220°C`` is ``220 degrees Celsius``."""
 PERIODS = _table("hour: hourly; day: daily; week: weekly; month: monthly; year: yearly annually")
 """How often, as the period's form: ``hourly`` is ``every hour``."""
-SAME_FORM = dict.fromkeys(
-    "cost costs costing price prices priced sell sells selling sold".split(),  # noqa: SIM905
-    "price",
-)
+SAME_FORM = _table("price: cost costs costing price prices priced sell sells selling sold")
 """Words of one relation: "sells it for 590 euros" says it "costs 590 euros"."""
-NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        """zero one two three four five six seven eight nine ten eleven twelve thirteen
-        fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split()  # noqa: SIM905
-    )
-}
-NUMBER_WORDS.update(
-    (w, str(10 * i))
-    for i, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)  # noqa: SIM905
-)
+NUMBER_WORDS = _numbered(
+    """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty"""
+) | _numbered("thirty forty fifty sixty seventy eighty ninety", 3, 10)
 """Numbers written as words, to their digits; "twenty-five" is one number (:func:`forms`)."""
-ORDINAL_WORDS = {
-    w: str(i)
-    for i, w in enumerate("third fourth fifth sixth seventh eighth ninth tenth".split(), 3)  # noqa: SIM905
-}
+ORDINAL_WORDS = _numbered("third fourth fifth sixth seventh eighth ninth tenth", 3)
 """Ordinals as their number; ``first`` and ``second`` stay words (adverb, time unit)."""
-STOPWORDS = frozenset(
+STOPWORDS = _set(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each
     few for from further had has have having he her here hers herself him himself his
@@ -81,29 +79,29 @@ STOPWORDS = frozenset(
     with would you your yours yourself yourselves s t said says say one two new also
     year years mr mrs ms since until till every everything anything something another
     isn aren wasn weren doesn don didn hasn haven hadn wouldn couldn shouldn mustn needn
-    ll ve re""".split()  # noqa: SIM905
+    ll ve re yet"""
 )
-"""Function words, news fillers and contraction pieces (:func:`sentences_of` reads
-"n't"): their presence in the context proves nothing."""
-LIGHT_WORDS = frozenset(
-    """may might must shall can could should would get gets got getting gotten go goes
-    went gone going take takes took taken taking come comes came coming make makes made
-    making let lets""".split()  # noqa: SIM905
+"""Function words, news fillers, contraction pieces: in the context they prove nothing."""
+LIGHT_WORDS = _set(
+    """may might must shall can could should would get gets got getting gotten go goes went
+    gone going take takes took taken taking come comes came coming make makes made making let
+    lets"""
 )
 """Modal and light verbs ("get in for nine euros"): no fact of their own, never checked."""
 DERIVED_MIN = 5
 """The shortest form read as the stem of a longer word (``photo`` of ``photography``)."""
 
 
-NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "none", "nothing", "cannot"})
-CHARGE_WORDS = frozenset({"cost", "costs", "charge", "charges", "fee", "fees"})
+NEGATIONS = _set("not no never neither nor none nothing cannot")
+CHARGE_WORDS = _set("cost costs charge charges fee fees")
 """After ``no`` ("at no cost", "no charge"): the pair states ``free``, not a negation."""
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-CALENDAR = frozenset(
-    """january february march april may june july august september october november
-    december""".split()  # noqa: SIM905
-) | frozenset(WEEKDAYS)
-_SIGNS = frozenset({"eur", "usd", "gbp", "percent"})
+CALENDAR = (
+    _set("january february march april may june july august september october")
+    | _set("november december")
+    | frozenset(WEEKDAYS)
+)
+_SIGNS = _set("eur usd gbp percent")
 _SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct"
 CALENDAR_SHORT = {
     short: next(name for name in sorted(CALENDAR) if name.startswith(short))
@@ -113,18 +111,21 @@ CALENDAR_SHORT = {
 OPPOSITES = {"open": "closed", "available": "unavailable", "included": "excluded"}
 OPPOSITES.update(allowed="forbidden")
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
-"""Opposite values of one subject (``open``/``closed``): an answer word, or a Yes/No to a
-question on one, whose opposite the context states for the subject is misread."""
-_PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these", "he", "she", "his", "her"})
-_CLOCK = frozenset({"am", "pm"})
-_REPLY = re.compile(r"\s*no\s*[,.!;:]", re.IGNORECASE)
-ONE_AS_PRONOUN_AFTER = frozenset(
-    """the this that which each every no any another other first second third last next
-    same only""".split()  # noqa: SIM905
+"""Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
+_PRONOUNS = _set("it its they their this these he she his her")
+_CLOCK = _set("am pm")
+_REPLY = re.compile(
+    r"\s*(?:no|not\s+yet|(?:i['’]m\s+)?afraid\s+not|not\s+(?:on|at|in|for|before|after)\b"
+    r"[^,.!;:]{0,30})\s*[,.!;:]",
+    re.IGNORECASE,
+)
+"""A reply's lead ("No,", "Not yet.", "I'm afraid not:", "Not on Tuesdays:"): no claim."""
+ONE_AS_PRONOUN_AFTER = _set(
+    "the this that which each every no any another other first second third last next same only"
 )
 """Words after which ``one`` stands for a noun ("the first one"), not the number 1."""
 _ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
-_EXTRA = frozenset({"extra", "additional"})
+_EXTRA = _set("extra additional")
 HOUR_PARTS = {"half": "30", "quarter": "15"}
 """Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
 _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
@@ -138,36 +139,30 @@ DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
 """Times of day written as a word, as the hour's form."""
 _JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
-HOURS_FORMS = frozenset(
-    {"open", "opening", "close", "closing", "until", "start", "starting", "end", "ending"}
-)
-"""What a clause with a span of clock times ("from 10:00 to 17:00", "until 18:30") also
-states: opening hours are one relation however worded ("It closes at 5 pm")."""
+HOURS_FORMS = _set("open opening close closing until start starting end ending")
+"""What a clause with a span of clock times ("from 10:00 to 17:00") also states: opening hours."""
 FIRST_ORDINALS = {"first": "1", "second": "2"}
 """``first`` and ``second`` as a context's numbers ("first floor" is "1st floor")."""
 DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
 """Words for several weekdays: "on weekdays" states Monday to Friday and back."""
 _SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
-EXCEPTIONS = frozenset({"except", "exception", "unless", "only", "apart", "besides"})
-"""Words after which a negated clause states both values ("not permitted ... with the
-exception of assistance dogs")."""
-TIME_UNITS = frozenset({"hour", "day", "week", "month", "year", "night", "min"})
+EXCEPTIONS = _set("except exception unless only apart besides")
+"""Words after which a negated clause states both values ("not ... except guide dogs")."""
+TIME_UNITS = _set("hour day week month year night min")
 UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
-RATE_WORDS = frozenset({"per", "an", "a", "every", "each"})
+RATE_WORDS = _set("per an a every each")
 """Words after an amount's unit that make it a rate of the word after them."""
-_MONEY = frozenset({"eur", "usd", "gbp"})
-LESS_WORDS = frozenset(
-    "before earlier under below less fewer within lower shorter cheaper until".split()  # noqa: SIM905
-)
-MORE_WORDS = frozenset(
-    "after past later over above more exceeds exceed beyond higher longer greater".split()  # noqa: SIM905
-)
-"""Words comparing the number before them with one after them ("1 pm is before the
-14:00 cut-off"): :func:`derived_values` checks the comparison."""
+_MONEY = _set("eur usd gbp")
+LESS_WORDS = _set("before earlier under below less fewer within lower shorter cheaper until")
+MORE_WORDS = _set("after past later over above more exceeds exceed beyond higher longer greater")
+"""Words comparing the number before them with one after them ("1 pm is before 14:00")."""
+_ALONE = ABBREVIATIONS | SAME_FORM | PERIODS | UNITS | ORDINAL_WORDS | NUMBER_WORDS
+"""Every word read alone to one form, the later tables first (``form``)."""
 _Word = tuple[int, int, str, str]
 """``(start, end, word, form)``: one word as :func:`forms` reads it."""
 _Tokens = Sequence[tuple[int, int, str]]
+Spans = list[tuple[int, int]]
 
 
 def holds(value: str, known: Collection[str]) -> bool:
@@ -210,13 +205,7 @@ def form(word: str) -> str:
         return str(int(word)) if len(word) < 12 else word
     if _ORDINAL.fullmatch(word):  # "5th" is the 5 of "5 January"
         return str(int(word[:-2]))
-    if word in NUMBER_WORDS:
-        return NUMBER_WORDS[word]
-    if word in ORDINAL_WORDS:
-        return ORDINAL_WORDS[word]
-    if word in UNITS:
-        return UNITS[word]
-    return PERIODS.get(word) or SAME_FORM.get(word) or ABBREVIATIONS.get(word) or stem(word)
+    return _ALONE.get(word) or stem(word)
 
 
 def forms(text: str) -> list[_Word]:
@@ -225,9 +214,8 @@ def forms(text: str) -> list[_Word]:
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
     halves = _day_parts(tokens)
-    decimals = {**_decimals(text, tokens), **_joined_numbers(text, tokens)}
-    decimals.update(_thousands(text, tokens))
-    free = {**_free(tokens), **_hour_parts(tokens)}
+    decimals = _numbers(text, tokens)
+    free = _phrases(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
         value = form(word)
@@ -289,11 +277,33 @@ def _in_base_units(found: list[_Word]) -> list[_Word]:
     return out
 
 
-def _thousands(text: str, tokens: _Tokens) -> dict[int, str]:
-    """Token index -> the number "1,290" states (``1290``), -> ``""`` for later groups."""
+def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
+    """Token index -> the number several tokens write ("€1,50" ``1.5``, "twenty-five" ``25``,
+    "1,290" ``1290``; "10.30" alone stays a clock time), -> ``""`` for its later tokens."""
     out: dict[int, str] = {}
+    for k in range(len(tokens) - 1):  # decimals of an amount
+        (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
+        if not (whole.isdecimal() and part.isdecimal() and len(part) <= 2):
+            continue
+        if start != end + 1 or text[end] not in ".," or k in out:
+            continue
+        sign = k > 0 and tokens[k - 1][2] in "€$£" and tokens[k - 1][1] == tokens[k][0]
+        unit = k + 2 < len(tokens) and UNITS.get(tokens[k + 2][2]) in _SIGNS
+        if int(whole) == 0 or sign or unit:
+            fraction = part.ljust(2, "0").rstrip("0")
+            out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
+            out[k + 1] = ""
+    joined: dict[int, str] = {}
+    for k in range(len(tokens) - 1):  # "twenty-five", "thirty one"
+        (_, end, tens), (start, _, ones) = tokens[k], tokens[k + 1]
+        if tens not in NUMBER_WORDS or ones not in NUMBER_WORDS or k in joined:
+            continue
+        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[ones])
+        if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
+            joined[k], joined[k + 1] = str(high + low), ""
+    out.update(joined)
     k = 0
-    while k < len(tokens):
+    while k < len(tokens):  # "1,290"
         first, last, digits = k, k, tokens[k][2]
         if digits.isdecimal() and len(digits) <= 3:
             while last + 1 < len(tokens):
@@ -308,22 +318,9 @@ def _thousands(text: str, tokens: _Tokens) -> dict[int, str]:
     return out
 
 
-def _joined_numbers(text: str, tokens: _Tokens) -> dict[int, str]:
-    """Token index -> the number of "twenty-five" or "thirty one", -> ``""`` for the unit."""
-    out: dict[int, str] = {}
-    for k in range(len(tokens) - 1):
-        (_, end, tens), (start, _, unit) = tokens[k], tokens[k + 1]
-        if tens not in NUMBER_WORDS or unit not in NUMBER_WORDS or k in out:
-            continue
-        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[unit])
-        if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
-            out[k], out[k + 1] = str(high + low), ""
-    return out
-
-
-def _free(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``"free"`` for "no (extra) cost" and "for nothing", -> ``""`` for the
-    words the ``no`` takes with it."""
+def _phrases(tokens: _Tokens) -> dict[int, str]:
+    """Token index -> ``"free"`` for "no (extra) cost" and "for nothing", ``30`` (``15``) and
+    ``min`` for "half an hour" ("quarter of an hour"), -> ``""`` for the words taken along."""
     out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
         after = [t[2] for t in tokens[k + 1 : k + 3]]
@@ -333,40 +330,13 @@ def _free(tokens: _Tokens) -> dict[int, str]:
             out.update(dict.fromkeys(range(k + 1, k + 2 + extra), ""))
         elif word == "nothing" and k and tokens[k - 1][2] == "for":
             out[k] = "free"
-    return out
-
-
-def _hour_parts(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``30`` (``15``) and ``min`` for "half an hour" ("quarter of an hour")."""
-    out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
-        if word not in HOUR_PARTS:
-            continue
         j = k + 1
         while j < min(k + 4, len(tokens)) and tokens[j][2] in ("a", "an", "of"):
             j += 1
-        if j < len(tokens) and tokens[j][2] == "hour":
+        if word in HOUR_PARTS and j < len(tokens) and tokens[j][2] == "hour":
             out[k], out[j] = HOUR_PARTS[word], "min"
             out.update(dict.fromkeys(range(k + 1, j), ""))
-    return out
-
-
-def _decimals(text: str, tokens: _Tokens) -> dict[int, str]:
-    """Token index -> an amount's form ("€1,50" is ``1.5``; "10.30" alone stays a clock
-    time), -> ``""`` for its decimals."""
-    out: dict[int, str] = {}
-    for k in range(len(tokens) - 1):
-        (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
-        if not (whole.isdecimal() and part.isdecimal() and len(part) <= 2):
-            continue
-        if start != end + 1 or text[end] not in ".," or k in out:
-            continue
-        sign = k > 0 and tokens[k - 1][2] in "€$£" and tokens[k - 1][1] == tokens[k][0]
-        unit = k + 2 < len(tokens) and UNITS.get(tokens[k + 2][2]) in _SIGNS
-        if int(whole) == 0 or sign or unit:
-            fraction = part.ljust(2, "0").rstrip("0")
-            out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
-            out[k + 1] = ""
     return out
 
 
@@ -421,6 +391,30 @@ def _clock_mark(text: str, tokens: _Tokens, k: int) -> str:
     return ""
 
 
+_CLOCK_TIME = re.compile(r"\d{1,2}:\d{2}\b")
+
+
+@lru_cache(maxsize=4096)
+def clock_hours(text: str) -> frozenset[str]:
+    """The hour forms ``text`` states as clock times ("10:00", "4 pm", "10 in the morning"):
+    what only a clock time holds ("10 days" states no 10 o'clock). Memoised per text."""
+    found = forms(text)
+    hours = set()
+    for k, (start, _, word, value) in enumerate(found):
+        after = [w for _, _, w, _ in found[k + 1 : k + 4]]
+        if (
+            word.isdecimal()
+            and text[start - 1 : start] not in (":", ".")
+            and (
+                _CLOCK_TIME.match(text, start)
+                or after[:1] in (["am"], ["pm"], ["a"], ["p"])
+                or (after[:2] == ["in", "the"] and after[2:] and after[2] in DAY_PARTS)
+            )
+        ):
+            hours.add(value)
+    return frozenset(hours)
+
+
 def form_set(texts: Iterable[str]) -> frozenset[str]:
     """Every word form of ``texts``."""
     return frozenset(f for text in texts for _, _, _, f in forms(text) if f)
@@ -436,8 +430,7 @@ class ContextWords(frozenset[str]):
     asked: frozenset[str]
     quantities: tuple[tuple[Quantity, ...], ...]
     asked_values: tuple[Quantity, ...]
-    _derived: dict[str, frozenset[str]]
-    _misread: dict[tuple[str, frozenset[str]], list[tuple[int, int]]]
+    _memo: dict[object, Any]
 
     def __new__(
         cls,
@@ -454,8 +447,7 @@ class ContextWords(frozenset[str]):
         made.asked = frozenset(asked)
         made.quantities = tuple(quantities)
         made.asked_values = tuple(asked_values)
-        made._derived = {}
-        made._misread = {}
+        made._memo = {}  # derived values by text, misread spans by (text, stop words)
         return made
 
     @classmethod
@@ -494,8 +486,8 @@ class ContextWords(frozenset[str]):
 
 @dataclass(frozen=True)
 class Sentence:
-    """One context clause: its forms (its own and its subject's), whether it negates, and
-    the forms it states itself (:attr:`own`)."""
+    """One context clause: its forms (its own and its subject's), whether its sentence
+    negates (:attr:`negates`: the clause itself), the forms it states itself (:attr:`own`)."""
 
     forms: frozenset[str]
     negated: bool
@@ -506,15 +498,16 @@ class Sentence:
     """Forms stated only in another writing ("5" of "17:00"): never a rival value."""
     spanned: frozenset[str] = frozenset()
     """Forms stated only by a span of clock times ("open" of "from 13:00 to 14:00")."""
+    negates: bool = False
 
 
 _CLAUSE = re.compile(
     r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during)\b)"
-    r"|,\s+(?:and|but|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)",
+    r"|,\s+(?:and|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)|,?\s+but\s+",
     re.IGNORECASE,
 )
-"""Where a context sentence starts a new clause: ``;``, ``and`` before a preposition ("and
-on Saturday from 10:00"), ``, and`` (``but``, ``while``) before a new subject."""
+"""Where a context sentence starts a new clause: ``;``, ``but``, ``and`` before a
+preposition ("and on Saturday from 10:00"), ``, and`` (``while``) before a new subject."""
 
 
 def clauses(text: str) -> list[str]:
@@ -574,6 +567,13 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     )
 
 
+def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
+    """Whether the context's number ``rival`` is of the kind of ``value`` (its ``unit``): both
+    years or neither, and a unit alike where both have one."""
+    units = {q.unit for sentence in context.quantities for q in sentence if q.value == rival}
+    return _year(rival) == _year(value) and (not unit or not units or "" in units or unit in units)
+
+
 def _restated(found: Sequence[_Word], k: int, closest: list[Sentence], content: set[str]) -> bool:
     """Whether a clause about the subject states another number beside the words of the
     answer's unstated number ``found[k]`` ("31 Quay Street" under "27 Quay Street")."""
@@ -597,7 +597,7 @@ _RANGE = re.compile(
     r"|\b(?:from|between)\s+" + _TIME,
     re.IGNORECASE,
 )
-_AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:.])")
+_AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:]|\.\d)")
 
 
 def _also(text: str) -> frozenset[str]:
@@ -664,73 +664,63 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         own = frozenset(f for _, _, _, f in found if f)
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
-        negated = any(w in NEGATIONS for _, _, w, _ in found)
-        negated = negated or bool(_NEGATED.search(sentence))
-        for part in clauses(sentence):
+        negated = any(w in NEGATIONS for _, _, w, _ in found) or bool(_NEGATED.search(sentence))
+        for part in clauses(sentence):  # "..., but cannot ...": only that clause negates
+            negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             said = frozenset(_stated(part)) | _days(part)
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
             derived = _also(part) - held
-            out.append(Sentence(held | head | derived, negated, held, doc, derived, held - said))
+            parts = (doc, derived, held - said, negates)
+            out.append(Sentence(held | head | derived, negated, held, *parts))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
 
 
-def misread_spans(
-    text: str, context: Collection[str], stopwords: Collection[str]
-) -> list[tuple[int, int]]:
-    """Spans of ``text`` (answer sentences) that state what the context does not, although
-    each word is in it: another subject's number, an opposite of what the closest clause
-    states, a ``Yes`` it contradicts, a negation no close clause makes. Memoised on the
-    :class:`ContextWords` (none without one)."""
+def misread_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
+    """Spans of ``text`` stating what the context does not, each word in it: another
+    subject's number, an opposite of the closest clause, a ``Yes`` it contradicts, a negation
+    no close clause makes. Memoised on the :class:`ContextWords` (none without one)."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     key = (text, frozenset(stopwords))
-    if key not in context._misread:
-        context._misread[key] = _find_misread(text, context, stopwords)
-    return list(context._misread[key])
+    if key not in context._memo:
+        context._memo[key] = _find_misread(text, context, stopwords)
+    return list(context._memo[key])
 
 
-def _find_misread(
-    text: str, context: ContextWords, stopwords: Collection[str]
-) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
+def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) -> Spans:
+    spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in stopwords}
         subject = frozenset(f for f in content if not _is_value(f))
         words = [w for _, _, w, _ in found]
-        # "No, ..." or a bare "No": a reply, not a negation
-        reply = _REPLY.match(part) is not None or words in (["no"], ["yes"])
+        lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
+        reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
         negators = [
             k
             for k, (start, _, word, value) in enumerate(found)
             if (
-                (word in NEGATIONS and value != "free" and not (reply and k == 0))
+                (word in NEGATIONS and value != "free" and start >= reply)
                 or (word == "t" and k and part[start - 1] in "'’")
             )
             and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
             and not _CONDITION.search(part[:start])  # the reader's case, not a claim
         ]
-        flips = {  # "does not open" states "closed": the negation is read with the word
-            j: k
-            for k, (_, _, _, value) in enumerate(found)
-            if value in OPPOSITES
-            for j in negators
-            if k - 3 <= j < k
-        }
-        spans += [
-            (s_start + start, s_start + end)
-            for k, (start, end, _, value) in enumerate(found)
-            if value in OPPOSITES
-            and _opposed(
-                OPPOSITES[value] if k in flips.values() else value,
-                _content(part[slice(*_clause_span(part, start))], stopwords),
-                context,
-            )
-        ]
-        if s_start == 0 and words[:1] in (["yes"], ["no"]):  # a reply to the question
+        opposed = [k for k, item in enumerate(found) if item[3] in OPPOSITES]
+        # "does not open" states "closed": the negation is read with the word
+        flips = {j: k for k in opposed for j in negators if k - 3 <= j < k}
+        for k in opposed:
+            start, end, _, value = found[k]
+            clause = _content(part[slice(*_clause_span(part, start))], stopwords)
+            if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
+                spans.append((s_start + start, s_start + end))
+        # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
+        # afternoon?" of "Friday 8:00 to 13:00") is judged by the words after it
+        qualified = words[:1] == ["no"] and not context.asked <= context.forms
+        if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
             if any(_opposed(v, subject, context) for v in claimed):
@@ -739,6 +729,7 @@ def _find_misread(
         if sentence[1][1] == 0:
             continue
         worked = derived_values(part, context)
+        units = {s_start + at: q.unit for at, q in quantities(part)}
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value) or value in worked:
                 continue
@@ -749,12 +740,14 @@ def _find_misread(
                     spans.append((s_start + start, s_start + end))
                 continue
             held = max(
-                (n for s, n in zip(context.sentences, overlap) if value in s.forms),
-                default=_NONE,
+                (n for s, n in zip(context.sentences, overlap) if value in s.forms), default=_NONE
             )
-            rival = any(  # another number of the same kind ("16" is no rival of "2026")
+            unit = units.get(s_start + start, "")
+            rival = any(  # a number of the same kind ("16" no rival of "2026", "45 €" of "50%")
                 any(
-                    is_number(f) and f not in content | s.derived and _year(f) == _year(value)
+                    is_number(f)
+                    and f not in content | s.derived
+                    and _alike(f, value, unit, context)
                     for f in s.forms
                 )
                 and value not in s.forms
@@ -768,7 +761,7 @@ def _find_misread(
             and words[:1] == ["yes"]
             and not negators
             and len(subject & frozenset.intersection(*(c.forms for c in closest))) >= 2
-            and all(c.negated for c in closest)
+            and all(c.negates for c in closest)
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
@@ -780,15 +773,13 @@ def _find_misread(
     return spans
 
 
-def rival_spans(
-    text: str, context: Collection[str], stopwords: Collection[str]
-) -> list[tuple[int, int]]:
+def rival_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
     price page), so the answer is not supported whichever value it took."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
-    spans: list[tuple[int, int]] = []
+    spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         found = forms(text[s_start:s_end])
         content = {f for _, _, w, f in found if f and w not in stopwords}
@@ -953,10 +944,13 @@ def _per(text: str, rest: Sequence[_Word]) -> str:
 
 
 def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
-    """Whether ``result`` is ``stated`` (a rate) times ``other``, or their sum or difference."""
+    """Whether ``result`` is ``stated`` (a rate) times ``other``, their sum or difference, or
+    ``stated`` less or at ``other`` percent ("50% off 45 euros" is 22.50 euros)."""
     if not result.unit:
         return False
     r, a, b = (Decimal(q.value) for q in (result, stated, other))
+    if other.unit == "percent" and stated.unit != "percent":
+        return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
     if stated.per and _same_unit(stated.unit, result.unit) and stated.per in ("*", other.unit):
         return not result.per and a * b == r  # a total, not another rate
     alike = _same_unit(stated.unit, result.unit) and _same_unit(other.unit, result.unit)
@@ -986,14 +980,14 @@ def _compared(found: Sequence[_Word], k: int, context: ContextWords) -> bool:
 
 def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
     """The numbers of ``text`` the context lacks that one step of arithmetic on its amounts
-    gives (a rate times an amount; a context amount plus or minus the question's), with
-    their units, and the question's numbers the answer works with or truly compares. Why: a
-    right answer shows its work, an invented one does not. Memoised on ``context``."""
+    gives (a rate times an amount, a sum, a percent off), with their units, and the question's
+    numbers the answer works with or truly compares: a right answer shows its work."""
     if not isinstance(context, ContextWords) or not context.quantities:
         return frozenset()
-    if text not in context._derived:
-        context._derived[text] = _derived(text, context)
-    return context._derived[text]
+    if text not in context._memo:
+        context._memo[text] = _derived(text, context)
+    found: frozenset[str] = context._memo[text]
+    return found
 
 
 def _derived(text: str, context: ContextWords) -> frozenset[str]:
@@ -1001,6 +995,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     held: set[int] = set()  # where a number the context lacks is derived or worked with
     lacked: dict[str, list[int]] = {}  # where each number the context lacks stands
     units: dict[str, set[str]] = {}
+    shares = [q for sentence in context.quantities for q in sentence if q.unit == "percent"]
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
         found = forms(text[a:b])
@@ -1010,7 +1005,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
             lacked.setdefault(result.value, []).append(start)
             for sentence in context.quantities:
                 for stated in sentence:
-                    near = [q for q in sentence if q is not stated]
+                    near = [q for q in sentence if q is not stated] + shares
                     used = [
                         s
                         for s, q in own.items()
