@@ -75,12 +75,7 @@ class SentenceGroundedness:
         return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **fields_dict(self),
-            "support_from": list(self.support_from),
-            "unchecked_facts": _listed(self.unchecked_facts),
-            "contested": _listed(self.contested),
-        }
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
@@ -165,20 +160,11 @@ class GroundednessReport:
         """Plain JSON; ``decided_by``: ``"calibration"`` or ``"threshold"``."""
         calibrated = self.calibration is not None
         return {
-            **fields_dict(self),
+            **_plain(self),
             "score_name": SCORE_NAME,
             "decided_by": "calibration" if calibrated else "threshold",
             "threshold": None if calibrated else self.threshold,
-            "calibration": None if self.calibration is None else self.calibration.to_dict(),
-            "unchecked_facts": _listed(self.unchecked_facts),
-            "top_segments": list(self.top_segments),
-            "sentences": [s.to_dict() for s in self.sentences],
-            "unsupported_spans": [s.to_dict() for s in self.unsupported_spans],
             "earlier_turns": self.earlier_turns,
-            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-            "token_support": (
-                self.token_support.to_dict() if self.token_support is not None else None
-            ),
         }
 
     @classmethod
@@ -198,8 +184,15 @@ class GroundednessReport:
         return cls(**cast_fields(cls, data, done))
 
 
-def _listed(value: tuple[str, ...] | None) -> list[str] | None:
-    return None if value is None else list(value)
+def _plain(report: object) -> dict[str, Any]:
+    """A report's fields as JSON: tuples as lists, nested objects by their ``to_dict``."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value.to_dict() if hasattr(value, "to_dict") else value
+
+    return {k: plain(v) for k, v in fields_dict(report).items()}
 
 
 def _optional_words(value: Any) -> tuple[str, ...] | None:
@@ -481,16 +474,9 @@ def facts_only(report: GroundednessReport) -> GroundednessReport:
     return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
 
 
-def check_block_on(block_on: object) -> BlockOn:
-    """``block_on`` if it is ``"any"`` or ``"facts"``, else an ``InputError``."""
-    if block_on not in ("any", "facts"):
-        raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
-    return "facts" if block_on == "facts" else "any"
-
-
 def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
     """``report`` read with the rule ``block_on`` (every verdict a user sees is read here)."""
-    return facts_only(report) if check_block_on(block_on) == "facts" else report
+    return facts_only(report) if block_on == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:
