@@ -43,10 +43,9 @@ DEFAULT_THRESHOLD = 0.49  # two-verdict rule of a surrogate report (benchmarks g
 
 @dataclass(frozen=True)
 class SentenceGroundedness:
-    """Groundedness of one answer sentence, its figures read as the answer's; ``gain``:
-    mean per-token context gain or its segment scores' sum (``source``); ``support_from``:
-    the parts of the context its words come from; ``contested``: its numbers two sources
-    state differently (at most ``uncertain``)."""
+    """One answer sentence's figures and verdict, read as the answer's; ``support_from``: the
+    parts of the context its words come from; ``contested``: its numbers two sources state
+    differently (at most ``uncertain``)."""
 
     text: str
     start: int
@@ -79,31 +78,18 @@ class SentenceGroundedness:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
-        done: dict[str, Any] = {
-            k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")
-        }
-        done["support_from"] = tuple(data.get("support_from") or ())
-        return cls(**cast_fields(cls, data, done))
+        done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
+        parts = {"support_from": tuple(data.get("support_from") or ())}
+        return cls(**cast_fields(cls, data, {**done, **parts}))
 
 
 @dataclass(frozen=True)
 class GroundednessReport:
-    """The groundedness verdict of one answer.
-
-    Attributes:
-        score: the share of its least supported sentence's surprisal that the context explains.
-        verdict: from the calibrated ``p_unsupported`` (``calibration``'s cut-offs), or
-            ``score >= threshold`` when one was given; ``grounded``: not ``"unsupported"``.
-        p_unsupported: from ``score`` and ``coverage`` (0.0 for an abstention, ``None``
-            without token log-probs).
-        coverage, informative: the least covered sentence's share of informative words
-            the context holds, and explained share of informative tokens.
-        full_reward, empty_reward: mean log-prob with the full and the empty context.
-        sentences, unsupported_spans: per sentence figures and verdicts; runs of tokens
-            the context neither holds nor makes likelier.
-        unchecked_facts: numbers, dates, negations or names the context does not hold
-            (``None`` when the context's words are unknown).
-    """
+    """The groundedness verdict of one answer: ``score`` (the share of its least supported
+    sentence's surprisal the context explains), ``verdict`` (from the calibrated
+    ``p_unsupported``, or ``score >= threshold`` when one was given), ``coverage`` (the share
+    of informative words the context holds), ``sentences``, ``unsupported_spans`` and
+    ``unchecked_facts`` (``None`` when the context's words are unknown)."""
 
     score: float
     threshold: float
@@ -136,8 +122,7 @@ class GroundednessReport:
         flagged = len(self.unsupported_sentences)
         return (
             f"GroundednessReport({'abstained' if self.abstained else self.verdict}{p}, "
-            f"score={self.score:.3f}, "
-            f"{len(self.sentences)} sentence(s), {flagged} unsupported)"
+            f"score={self.score:.3f}, {len(self.sentences)} sentence(s), {flagged} unsupported)"
         )
 
     @property
@@ -147,9 +132,8 @@ class GroundednessReport:
     @property
     def gain(self) -> float | None:
         """The context gain ``full_reward - empty_reward`` (nats per token)."""
-        if self.full_reward is None or self.empty_reward is None:
-            return None
-        return self.full_reward - self.empty_reward
+        full, empty = self.full_reward, self.empty_reward
+        return None if full is None or empty is None else full - empty
 
     @property
     def earlier_turns(self) -> int:
@@ -169,8 +153,11 @@ class GroundednessReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
-        support, threshold = data.get("token_support"), data.get("threshold")
-        calibration = data.get("calibration")
+        support, threshold, fit = (
+            data.get("token_support"),
+            data.get("threshold"),
+            data.get("calibration"),
+        )
         done = {
             "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),
             "top_segments": [int(i) for i in data.get("top_segments", [])],
@@ -178,7 +165,7 @@ class GroundednessReport:
             "token_support": TokenSupport.from_dict(support) if support else None,
             "unsupported_spans": [Span(**x) for x in data.get("unsupported_spans", [])],
             "scored_by": ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            "calibration": Calibration.from_dict(calibration) if calibration else None,
+            "calibration": Calibration.from_dict(fit) if fit else None,
             "unchecked_facts": _optional_words(data.get("unchecked_facts")),
         }
         return cls(**cast_fields(cls, data, done))
