@@ -106,20 +106,14 @@ class GroundednessFilter:
     """Flag or block answers the retrieved context does not support (grounding, not
     relevance: a true but unrelated answer passes).
 
-    Args:
-        threshold: ``None``: the calibrated verdict; a number: ``score >= threshold``.
-        calibration: the verdict model (default: the embedded SmolLM2's; :meth:`calibrate`).
-        mode: ``"flag"`` marks ``uncertain`` and ``unsupported`` answers; ``"block"``
-            replaces an ``unsupported`` one by ``fallback``.
-        block_on: ``"facts"``: ``unsupported`` only when the answer also states a number,
-            date or name the context lacks (a reworded answer is ``uncertain``); ``"any"``:
-            the stricter calibrated verdict.
-        fallback: the replacement text, or a function ``(result, report) -> str``.
-        on_error: when groundedness cannot be judged, ``"block"`` shows the fallback and
-            ``"pass"`` the answer (default: fail closed in block mode).
-        scorer: measures the anchors when the attribution did not (needs ``context``).
-        block_at, flag_at: your own cut-offs on ``P(unsupported)``, in place of the
-            calibration's.
+    ``mode="flag"`` marks ``uncertain`` and ``unsupported`` answers, ``"block"`` replaces an
+    ``unsupported`` one by ``fallback`` (text, or ``(result, report) -> str``); ``on_error``:
+    ``"block"`` or ``"pass"`` an answer that cannot be judged (default: fail closed in block
+    mode). ``block_on="facts"``: ``unsupported`` only when a number, date or name is also
+    unchecked, ``"any"``: the stricter calibrated verdict. ``threshold``: ``score >=
+    threshold`` in place of the ``calibration`` (:meth:`calibrate`); ``block_at``/``flag_at``:
+    your own cut-offs on ``P(unsupported)``; ``scorer`` measures the anchors when the
+    attribution did not.
     """
 
     def __init__(
@@ -149,10 +143,7 @@ class GroundednessFilter:
             hint = hint if callable(getattr(threshold, "score", None)) else ""
             raise InputError(f"threshold must be a finite number or None, got {threshold!r}{hint}")
         if calibration is not None and not isinstance(calibration, Calibration):
-            raise InputError(
-                "calibration must be a camab_rag.groundedness.verdict.Calibration (from "
-                f"calibrate()), got {type(calibration).__name__}"
-            )
+            raise InputError(f"calibration must come from calibrate(), got {calibration!r:.60}")
         if not (isinstance(fallback, str) or callable(fallback)):
             raise InputError("fallback must be a string or a function (result, report) -> str")
         self.threshold = None if threshold is None else float(threshold)

@@ -191,10 +191,11 @@ def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
     return float(np.sort(positive)[::-1][:k].sum() / total)
 
 
-def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
+def _top(result: AttributionResult | None, k: int) -> dict[str, Any]:
     if result is None or not result.n_segments:
-        return 0.0, []
-    return top_share(result.scores, k), result.top_k(min(k, result.n_segments))
+        return {"top_share": 0.0, "top_k": k, "top_segments": []}
+    top = result.top_k(min(k, result.n_segments))
+    return {"top_share": top_share(result.scores, k), "top_k": k, "top_segments": top}
 
 
 def context_gain(result: AttributionResult) -> tuple[float, float, GainSource]:
@@ -254,7 +255,6 @@ def build_report(
         facts = unchecked_facts(result.response, known)
     claimed = [s.score for s in sentences if not s.abstention and s.score is not None]
     score = answer_score(claimed, explained(full, empty))
-    overall, top = _top(result, top_k)
     return GroundednessReport(
         score=score,
         threshold=float(threshold),
@@ -262,9 +262,7 @@ def build_report(
         source=source,
         full_reward=full,
         empty_reward=empty,
-        top_share=overall,
-        top_k=top_k,
-        top_segments=top,
+        **_top(result, top_k),
         sentences=sentences,
         abstained=abstained,
         scored_by=result.scored_by,
@@ -406,12 +404,11 @@ def support_report(
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
         found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
-    spans = [
-        span
-        for span in found
-        if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
-    ]
-    overall, top = _top(result, top_k)
+    quiet = [(s.start, s.end) for s in sentences if s.abstention]  # abstentions flag nothing
+    spans = [span for span in found if not any(a <= span.start < b for a, b in quiet)]
+    facts = None
+    if context_words is not None:
+        facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     report = GroundednessReport(
         score=score,
         threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),
@@ -419,9 +416,7 @@ def support_report(
         source=source,
         full_reward=support.mean_logprob("full"),
         empty_reward=support.mean_logprob("empty"),
-        top_share=overall,
-        top_k=top_k,
-        top_segments=top,
+        **_top(result, top_k),
         sentences=sentences,
         extra_queries=extra_queries,
         token_support=support,
@@ -430,11 +425,7 @@ def support_report(
         scored_by=scored_by,
         coverage=covered,
         informative=informative,
-        unchecked_facts=(
-            None
-            if context_words is None
-            else tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
-        ),
+        unchecked_facts=facts,
     )
     return _decided(report, threshold, calibration)
 
