@@ -158,10 +158,7 @@ def shipped_examples() -> list[LabelledAnswer]:
 
 
 def _printed(done: int, total: int) -> None:
-    if sys.stderr.isatty():
-        end = "\n" if done == total else ""
-        print(f"\rcalibrating: {done}/{total} answers scored", end=end, file=sys.stderr, flush=True)
-    elif done == total or done * 10 // total > (done - 1) * 10 // total:
+    if done == total or done * 10 // total > (done - 1) * 10 // total:  # a line per tenth
         print(f"calibrating: {done}/{total} answers scored", file=sys.stderr, flush=True)
 
 

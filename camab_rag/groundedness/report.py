@@ -326,9 +326,7 @@ def support_parts(
     if document_words is None:
         return ()
     content = [w for w in words(text) if w not in STOPWORDS]
-    parts: list[ContextPart] = []
-    if any(w in document_words for w in content):
-        parts.append("documents")
+    parts: list[ContextPart] = ["documents"] if any(w in document_words for w in content) else []
     if any(w in conversation and w not in document_words for w in content):
         parts.append("conversation")
     return tuple(parts)

@@ -19,14 +19,10 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + z) if x >= 0 else z / (1.0 + z)
 
 
-def clipped(score: float) -> float:
-    """``score`` clipped to ``[-1, 1]``: one outlier token of a short answer must not decide."""
-    return min(1.0, max(-1.0, float(score)))
-
-
 def model_input(score: float, coverage: float) -> float:
-    """:func:`clipped` score, at least 0 when the context holds every checked word."""
-    value = clipped(score)
+    """``score`` clipped to ``[-1, 1]`` (one outlier token of a short answer must not decide),
+    at least 0 when the context holds every checked word."""
+    value = min(1.0, max(-1.0, float(score)))
     return max(value, 0.0) if float(coverage) >= 1.0 else value
 
 
