@@ -189,20 +189,17 @@ def calibrate_steps(
     kept: list[tuple[LabelledAnswer, float, float]] = []
     abstained = 0
     for done, example in enumerate(labelled, start=1):
-        report = yield from answer_steps(
-            example.question,
-            example.context,
-            example.answer,
-            scorer,
-            block_on="any",  # the fit reads the figures, not a rule's verdict
-        )
+        asked = (example.question, example.context, example.answer, scorer)
+        report = yield from answer_steps(*asked, block_on="any")  # the figures, not a verdict
         abstained += report.abstained  # never flagged: its score must not move the fit
         if not report.abstained:
-            kept.append(
-                (example, report.score, 1.0 if report.coverage is None else report.coverage)
-            )
+            covered = 1.0 if report.coverage is None else report.coverage
+            kept.append((example, report.score, covered))
         if report_progress is not None:
             report_progress(done, len(labelled))
+    fitted_on = (
+        "the shipped calibration set" if examples is None else f"{len(labelled)} own answers"
+    )
     return fit_calibration(
         [s for _, s, _ in kept],
         [c for _, _, c in kept],
@@ -210,10 +207,7 @@ def calibrate_steps(
         groups=[json.dumps(e.context, sort_keys=True, default=str) for e, _, _ in kept],
         kinds=[e.kind for e, _, _ in kept],
         model=scorer_model_name(scorer),
-        fitted_on=(
-            "the shipped calibration set" if examples is None else f"{len(labelled)} own answers"
-        )
-        + "; block_at and flag_at kept from the default",
+        fitted_on=fitted_on + "; block_at and flag_at kept from the default",
         n_abstained=abstained,
     )
 

@@ -130,6 +130,12 @@ class GroundednessReport:
         return [s for s in self.sentences if not s.supported]
 
     @property
+    def gain(self) -> float | None:
+        """The context gain ``full_reward - empty_reward`` (nats per token)."""
+        full, empty = self.full_reward, self.empty_reward
+        return None if full is None or empty is None else full - empty
+
+    @property
     def earlier_turns(self) -> int:
         """Earlier chat messages counted as context (left out of the empty anchor)."""
         return self.token_support.earlier_turns if self.token_support is not None else 0
