@@ -86,7 +86,7 @@ class SentenceGroundedness:
 @dataclass(frozen=True)
 class GroundednessReport:
     """The groundedness verdict of one answer: ``score`` (the share of its least supported
-    sentence's surprisal the context explains), ``verdict`` (from the calibrated
+    sentence's surprisal that the context explains), ``verdict`` (from the calibrated
     ``p_unsupported``, or ``score >= threshold`` when one was given), ``coverage`` (the share
     of informative words the context holds), ``sentences``, ``unsupported_spans`` and
     ``unchecked_facts`` (``None`` when the context's words are unknown)."""
