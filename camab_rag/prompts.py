@@ -27,7 +27,6 @@ CHAT_ROLES = ("system", "user", "assistant")
 
 
 def check_history(history: object) -> list[ChatMessage]:
-    """``history`` (earlier chat messages, oldest first) checked."""
     if history is None:
         return []
     if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
@@ -95,7 +94,7 @@ class TemplatePromptBuilder:
         self.user_template = user_template
         self.system_prompt = system_prompt
         self.document_template = document_template
-        self._separator_before: list[str] = []  # from the previous segment: whitespace or " "
+        self._separator_before: list[str] = []  # the previous segment's whitespace, or " "
         previous_end: dict[int, int] = {}
         for segment in self.segments:
             end = previous_end.get(segment.doc_index, segment.start)
@@ -153,18 +152,13 @@ class SpanRemovalPromptBuilder:
 
     def build(self, mask: Mask) -> Prompt:
         keep = check_mask(mask, self.n_segments)
-        cuts: dict[int, list[tuple[int, int]]] = {}
-        for (message, start, end), kept in zip(self.locations, keep):
-            if not kept:
-                cuts.setdefault(message, []).append((start, end))
         texts = []
         for m, text in enumerate(self._texts):
-            pieces: list[str] = []
-            cursor = 0
-            for start, end in sorted(cuts.get(m, [])):
-                pieces.append(text[cursor:start])
-                cursor = end
-            texts.append("".join([*pieces, text[cursor:]]))
+            cuts = sorted(
+                (s, e) for (at, s, e), kept in zip(self.locations, keep) if at == m and not kept
+            )
+            ends, starts = [0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(text)]
+            texts.append("".join(text[a:b] for a, b in zip(ends, starts)))
         if isinstance(self.prompt, str):
             return texts[0]
         return [{**message, "content": texts[m]} for m, message in enumerate(self.prompt)]
@@ -173,8 +167,8 @@ class SpanRemovalPromptBuilder:
 def locate_segments(
     prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
 ) -> list[SpanLocation] | None:
-    """Each segment's place in the prompt via its document's text (duplicates: distinct
-    places); ``None`` when a document is not found verbatim."""
+    """Each segment's place in the prompt via its document's text; ``None`` when a document
+    is not found verbatim."""
     texts = prompt_texts(prompt)
     places: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []
@@ -231,11 +225,8 @@ def plan_prompt(
     for prompt in reversed(prompts):  # the answer comes from the last call that saw them all
         locations = locate_segments(prompt, documents, segments)
         if locations is not None:
-            note = None
-            if len(prompts) > 1:
-                note = (
-                    f"ablated the last of {len(prompts)} captured prompts that holds every document"
-                )
+            many = f"ablated the last of {len(prompts)} captured prompts that holds every document"
+            note = many if len(prompts) > 1 else None
             return PromptPlan("captured", SpanRemovalPromptBuilder(prompt, locations), note)
     texts = [text for prompt in prompts for text in prompt_texts(prompt)]
     missing = [

@@ -4,7 +4,6 @@ field and position before any model call."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 from camab_rag.errors import TextError, TextTypeError
 
 MAX_CHARS = 4_000_000  # per field: about a million tokens, more than any model's context
-MAX_LINE_CHARS = 4 * MAX_CHARS  # one JSON record holds several texts
 MAX_DEPTH = 100  # nesting of lists and mappings (real input nests a few levels)
 RECORD_TEXT_KEYS = ("question", "documents", "context", "response", "answer")  # no NUL here
 RENDERED_METADATA = ("title", "url", "source", "file_path")  # what renderers show: checked
@@ -36,7 +34,6 @@ def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bo
             field=field,
             reason="size",
         )
-    # memchr-fast find and a strict encode: faster than a regular expression
     position = value.find("\x00") if nul else -1
     if not value.isascii():
         try:
@@ -50,10 +47,7 @@ def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bo
         why = "NUL is not text (often binary data or a C string read as text); remove it"
     else:
         what, reason = f"a lone surrogate U+{ord(value[position]):04X}", "surrogate"
-        why = (
-            "the text is not valid Unicode (often a broken \\u escape in JSON); fix or remove "
-            "that character"
-        )
+        why = "not valid Unicode (often a broken \\u escape in JSON); fix or remove it"
     raise TextError(
         f"{field} holds {what} at character {position}: {why}",
         field=field,
@@ -63,13 +57,11 @@ def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bo
 
 
 def check_texts(fields: Mapping[str, object]) -> None:
-    """:func:`check_text` on each value, named by its key."""
     for field, value in fields.items():
         check_text(value, field)
 
 
 def _child(path: str, key: object) -> str:
-    """``path`` and one step into it: ``path.key``, ``path['odd key']``, ``path[3]``."""
     if isinstance(key, str) and key.isidentifier():
         return f"{path}.{key}" if path else key
     shown = f"{key!r:.60}" if isinstance(key, str) else str(key)
@@ -84,8 +76,8 @@ def check_value(
     nul_keys: Collection[str] | None = None,
 ) -> Any:
     """``value`` when every string in it (keys too) passes :func:`check_text` and it nests at
-    most :data:`MAX_DEPTH` deep, else a :class:`TextError` naming the path (``field[2].content``);
-    ``nul_keys``: refuse NUL only under these top-level keys."""
+    most :data:`MAX_DEPTH` deep, else a :class:`TextError` naming the path; ``nul_keys``:
+    refuse NUL only under these top-level keys."""
     stack: list[tuple[object, str, int, bool]] = [(value, field, 0, nul_keys is None)]
     while stack:
         item, path, depth, nul = stack.pop()
@@ -137,23 +129,3 @@ def check_record(
         )
     checked: Mapping[str, Any] = check_value(record, where, root="the record", nul_keys=text_keys)
     return checked
-
-
-def parse_json(text: str, field: str = "the line") -> Any:
-    """``json.loads(text)``; a :class:`TextError` for a line too long or nested too deep."""
-    if len(text) > MAX_LINE_CHARS:
-        raise TextError(
-            f"{field} is {len(text):,} characters long, over the limit of "
-            f"{MAX_LINE_CHARS:,} for one record",
-            field=field,
-            reason="size",
-        )
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise TextError(
-            f"{field} is nested too deep to read (more than {MAX_DEPTH} levels of lists "
-            "and objects is not a record)",
-            field=field,
-            reason="depth",
-        ) from None

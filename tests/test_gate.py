@@ -407,7 +407,7 @@ def test_renderers_show_the_unsupported_sentence_without_a_citation():
     result = attribute(
         QUESTION, CONTEXT, LONG, scorer, budget=4, settings=AttributionSettings(anchors=True)
     )
-    report = GroundednessFilter(threshold=0.5)(result).report
+    report = GroundednessFilter(threshold=0.5).judge(result).report
     cited = cite(result, CONTEXT).with_groundedness(report)
     first, second = cited.sentences
     assert first.citations == [1] and first.supported is True

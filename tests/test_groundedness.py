@@ -180,7 +180,7 @@ def test_measure_errors():
 def test_flag_mode_keeps_the_answer_and_attaches_the_verdict():
     scorer = KeywordScorer()
     result = attribute(QUESTION, CONTEXT, UNSUPPORTED, scorer, budget=10, method="kernelshap")
-    verdict = GroundednessFilter(threshold=0.5)(result)
+    verdict = GroundednessFilter(threshold=0.5).judge(result)
     assert verdict.answer == UNSUPPORTED and not verdict.blocked
     assert verdict.grounded is False
     assert verdict.report is not None and verdict.report.score < 0.5
@@ -192,10 +192,10 @@ def test_block_mode_replaces_ungrounded_answers_only():
     bad = attribute(QUESTION, CONTEXT, UNSUPPORTED, scorer, budget=10, method="kernelshap")
     good = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=10, method="kernelshap")
     gate = GroundednessFilter(threshold=0.3, mode="block")
-    blocked = gate(bad)
+    blocked = gate.judge(bad)
     assert blocked.blocked and blocked.answer == DEFAULT_FALLBACK
     assert blocked.original_answer == UNSUPPORTED
-    passed = gate(good)
+    passed = gate.judge(good)
     assert not passed.blocked and passed.answer == SUPPORTED and passed.grounded
 
     def fallback(result: AttributionResult, report: GroundednessReport | None) -> str:
@@ -203,7 +203,7 @@ def test_block_mode_replaces_ungrounded_answers_only():
         return f"No support (gain {report.score:.1f}) for: {result.question}"
 
     custom = GroundednessFilter(threshold=0.5, mode="block", fallback=fallback)
-    assert custom(bad).answer == "No support (gain 0.0) for: Where is the tower?"
+    assert custom.judge(bad).answer == "No support (gain 0.0) for: Where is the tower?"
 
 
 def test_a_failing_fallback_function_still_blocks(caplog):
@@ -214,7 +214,7 @@ def test_a_failing_fallback_function_still_blocks(caplog):
         raise ZeroDivisionError("the host's bug")
 
     gate = GroundednessFilter(threshold=0.5, mode="block", fallback=fallback)
-    for verdict in (gate.judge(bad), gate.judge(failed), gate(bad)):
+    for verdict in (gate.judge(bad), gate.judge(failed)):
         assert verdict.blocked and verdict.answer == DEFAULT_FALLBACK
     assert "fallback function failed (ZeroDivisionError)" in caplog.text
 
@@ -223,17 +223,17 @@ def test_filter_measures_missing_endpoints_with_its_scorer():
     scorer = KeywordScorer()
     result = camab_run(SUPPORTED, scorer)
     gate = GroundednessFilter(threshold=0.5, scorer=scorer)
-    verdict = gate(result, context=CONTEXT)
+    verdict = gate.judge(result, context=CONTEXT)
     assert verdict.report is not None and verdict.report.source in ("observed", "measured")
     assert verdict.report.extra_queries <= 2 and verdict.grounded
 
 
 def test_failed_attribution_is_blocked_unless_told_to_pass():
     failed = AttributionResult.failed("scorer is down", response="An answer.")
-    verdict = GroundednessFilter(mode="block", on_error="pass")(failed)
+    verdict = GroundednessFilter(mode="block", on_error="pass").judge(failed)
     assert verdict.grounded is None and not verdict.blocked and verdict.answer == "An answer."
     assert verdict.error == "scorer is down"
-    strict = GroundednessFilter(mode="block", fallback="Sorry.")(failed)
+    strict = GroundednessFilter(mode="block", fallback="Sorry.").judge(failed)
     assert strict.blocked and strict.answer == "Sorry." and strict.grounded is None
 
 
@@ -257,7 +257,7 @@ def test_async_assessment_matches_the_sync_one():
     scorer = KeywordScorer()
     result = camab_run(SUPPORTED, scorer)
     gate = GroundednessFilter(threshold=0.5)
-    sync = gate(result, context=CONTEXT, scorer=scorer)
+    sync = gate.judge(result, context=CONTEXT, scorer=scorer)
     asynchronous = asyncio.run(gate.ajudge(result, context=CONTEXT, scorer=scorer))
     assert asynchronous.to_dict() == sync.to_dict()
     assert sync.report is not None and sync.report.source == "measured"
@@ -275,15 +275,12 @@ def test_judge_never_raises_and_records_why():
     strict = GroundednessFilter(mode="block", on_error="block", fallback="Sorry.")
     blocked = asyncio.run(strict.ajudge(result, context=CONTEXT, scorer=FailingScorer()))
     assert blocked.blocked and blocked.answer == "Sorry." and blocked.grounded is None
-    # __call__ raises on the same failure (standalone use wants the error)
-    with pytest.raises(RuntimeError, match="scorer is down"):
-        gate(result, context=CONTEXT, scorer=FailingScorer())
 
 
 def test_verdict_round_trips_through_json():
     scorer = KeywordScorer()
     result = attribute(QUESTION, CONTEXT, SUPPORTED, scorer, budget=10, method="kernelshap")
-    verdict = GroundednessFilter(threshold=0.5, mode="block")(result)
+    verdict = GroundednessFilter(threshold=0.5, mode="block").judge(result)
     data = json.loads(json.dumps(verdict.to_dict()))
     again = FilteredAnswer.from_dict(data)
     assert again == verdict
@@ -308,10 +305,11 @@ def test_random_scores_are_not_read_as_a_groundedness_estimate():
     result = attribute(QUESTION, CONTEXT, SUPPORTED, KeywordScorer(), budget=3, method="random")
     gate = GroundednessFilter(mode="block")
     with pytest.raises(InputError, match="random scores carry no estimate"):
-        gate(result)
+        assess_groundedness(result)
     verdict = gate.judge(result)  # unknown: blocked, fails closed
     assert verdict.grounded is None and verdict.blocked
-    measured = gate(result, context=CONTEXT, scorer=KeywordScorer())
+    assert verdict.error is not None and "random scores carry no estimate" in verdict.error
+    measured = gate.judge(result, context=CONTEXT, scorer=KeywordScorer())
     assert measured.report is not None and measured.report.source in ("observed", "measured")
 
 

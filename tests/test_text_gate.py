@@ -32,7 +32,6 @@ from camab_rag.text_gate import (
     check_record,
     check_text,
     check_value,
-    parse_json,
 )
 
 DOCS = ["Paris is the capital of France.", "Bananas are yellow."]
@@ -144,15 +143,6 @@ def test_nesting_deeper_than_the_limit_is_refused_and_a_cycle_too() -> None:
 
 
 # ---------------------------------------------------------------------- a tool's records
-def test_a_json_line_nested_beyond_the_reader_is_a_text_error_not_a_recursion_error() -> None:
-    with pytest.raises(TextError, match=r"^line 7 is nested too deep to read") as caught:
-        parse_json("[" * 200_000 + "]" * 200_000, "line 7")
-    assert caught.value.reason == "depth" and not isinstance(caught.value, RecursionError)
-    with pytest.raises(json.JSONDecodeError):  # invalid JSON stays the reader's own error
-        parse_json('{"id": ', "line 2")
-    assert parse_json('{"id": "a", "question": "q"}') == {"id": "a", "question": "q"}
-
-
 def test_a_record_is_checked_whole_with_fields_named_from_its_top() -> None:
     record = json.loads(
         '{"id": "b", "question": "Q", "documents": ["d", {"text": "t", "title": "T\\udfff"}],'

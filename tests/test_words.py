@@ -59,7 +59,7 @@ def visible_html(page: str) -> str:
 
 
 def test_renderers_show_words_not_thresholds_nats_or_scores(result: AttributionResult) -> None:
-    cited = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
+    cited = cite(result, DOCS).with_groundedness(GroundednessFilter().judge(result))
     page = cited.to_html(full_page=False)
     shown = {
         "terminal": cited.to_terminal(color=False),
@@ -102,7 +102,7 @@ def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
     """A filter that rejects every sentence (no score reaches 1, read strictly:
     ``block_on="any"``): no sentence cites, and no source is listed as support (before, the
     list still said "strong support")."""
-    strict = GroundednessFilter(threshold=1.0, block_on="any")(result)
+    strict = GroundednessFilter(threshold=1.0, block_on="any").judge(result)
     assert strict.report is not None and not any(s.supported for s in strict.report.sentences)
     cited = cite(result, DOCS).with_groundedness(strict)
     assert [s.citations for s in cited.sentences] == [[], []]
@@ -115,7 +115,7 @@ def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
     assert ruled.sentences[0].citations != [] and ruled.sentences[1].citations == []
     # the invented sentence of the default verdict cites nothing; every listed source is
     # cited by a sentence the gate accepts
-    judged = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
+    judged = cite(result, DOCS).with_groundedness(GroundednessFilter().judge(result))
     invented = judged.sentences[1]
     assert invented.supported is False and invented.citations == []
     accepted = {n for s in judged.sentences if s.supported for n in s.citations}
@@ -125,7 +125,7 @@ def test_a_sentence_the_gate_rejects_shows_no_source_as_support(
 
 
 def test_cite_carries_the_verdict_of_an_integration_result(result: AttributionResult) -> None:
-    verdict = GroundednessFilter()(result)
+    verdict = GroundednessFilter().judge(result)
     chained = replace(result, groundedness=verdict)
     cited = cite(chained, DOCS)
     assert cited.groundedness is verdict.report
@@ -134,7 +134,7 @@ def test_cite_carries_the_verdict_of_an_integration_result(result: AttributionRe
 
 
 def test_with_groundedness_takes_what_the_filter_returns(result: AttributionResult) -> None:
-    verdict = GroundednessFilter()(result)
+    verdict = GroundednessFilter().judge(result)
     cited = cite(result, DOCS).with_groundedness(verdict)
     assert cited.groundedness is verdict.report
     assert cited.sentences[1].supported is False
@@ -147,8 +147,8 @@ def test_with_groundedness_takes_what_the_filter_returns(result: AttributionResu
 
 
 def test_reprs_are_one_short_line(result: AttributionResult) -> None:
-    cited = cite(result, DOCS).with_groundedness(GroundednessFilter()(result))
-    chained = replace(result, groundedness=GroundednessFilter()(result))
+    cited = cite(result, DOCS).with_groundedness(GroundednessFilter().judge(result))
+    chained = replace(result, groundedness=GroundednessFilter().judge(result))
     for text in (repr(result), str(result), repr(cited), repr(chained)):
         assert "\n" not in text and len(text) <= 200, text
     assert repr(result).startswith("AttributionResult('Teapots have a 1-year warranty")
@@ -180,7 +180,7 @@ def test_one_definition_of_the_score_in_every_readme_and_it_is_the_code(
     assert len(definitions) == 1
     (definition,) = definitions
     assert "(L(C) - L(empty)) / -L(empty)" in definition and "earlier turns" in definition
-    report = GroundednessFilter()(result).report
+    report = GroundednessFilter().judge(result).report
     assert report is not None and report.token_support is not None
     support = report.token_support
     context = {w for text in DOCS + list(support.conversation) for w in words(text)}
@@ -214,7 +214,7 @@ def test_the_tooltip_words_the_score_as_the_report_does(result: AttributionResul
     phrase = "the share of its least supported sentence's surprisal that the context explains"
     documented = " ".join((GroundednessReport.__doc__ or "").split())
     assert phrase in documented
-    page = cite(result, DOCS).with_groundedness(GroundednessFilter()(result)).to_html()
+    page = cite(result, DOCS).with_groundedness(GroundednessFilter().judge(result)).to_html()
     tips = [" ".join(html.unescape(t).split()) for t in re.findall(r'title="([^"]*)"', page)]
     assert any(phrase in tip for tip in tips), tips
 
@@ -225,7 +225,7 @@ def test_a_blocked_answer_renders_the_fallback_not_what_was_blocked(
     """Fresh-user review: ``with_groundedness`` of a blocking filter's answer still rendered
     the blocked answer, invented name included; only ``FilteredAnswer.answer`` held the
     fallback."""
-    blocked = GroundednessFilter(mode="block")(result)
+    blocked = GroundednessFilter(mode="block").judge(result)
     assert blocked.blocked and "Kristjan" not in blocked.answer
     cited = cite(result, DOCS).with_groundedness(blocked)
     assert cited.answer == blocked.answer and cited.sources == []

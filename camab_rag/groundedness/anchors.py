@@ -12,12 +12,7 @@ import numpy as np
 
 from camab_rag.errors import ScorerError
 from camab_rag.groundedness.wordforms import ContextWords
-from camab_rag.prompts import (
-    DEFAULT_SYSTEM_PROMPT,
-    DEFAULT_USER_TEMPLATE,
-    PromptBuilder,
-    TemplatePromptBuilder,
-)
+from camab_rag.prompts import PromptBuilder, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, finite_reward
 from camab_rag.scorers.base import Prompt, ResponseLogprobs, ScoreRequest, prompt_texts
@@ -64,23 +59,12 @@ def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
 
 
 def default_builder(
-    question: str,
-    context: object,
-    *,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-    history: Sequence[Mapping[str, str]] | None = None,
+    question: str, context: object, history: Sequence[Mapping[str, str]] | None = None
 ) -> TemplatePromptBuilder:
     """The default template over ``context``'s documents, after ``history``."""
     documents = to_documents(context)
-    return TemplatePromptBuilder(
-        question,
-        documents,
-        segment_documents(documents, "chunk"),
-        user_template=user_template,
-        system_prompt=system_prompt,
-        history=history,
-    )
+    chunks = segment_documents(documents, "chunk")
+    return TemplatePromptBuilder(question, documents, chunks, history=history)
 
 
 def context_words(

@@ -65,13 +65,6 @@ def _labelled(example: object, index: int) -> LabelledAnswer:
     return LabelledAnswer(question, context, answer, bool(supported), kind)
 
 
-def auroc(supported_scores: Sequence[float], unsupported_scores: Sequence[float]) -> float:
-    """P(a supported answer scores above an unsupported one); ties count one half."""
-    pos = np.asarray(supported_scores, dtype=float)[:, None]
-    neg = np.asarray(unsupported_scores, dtype=float)[None, :]
-    return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
-
-
 def kind_weights(kinds: Sequence[str]) -> FloatArray:
     """Sample weights under which every kind weighs alike (mean weight 1)."""
     counts = Counter(kinds)
@@ -95,13 +88,6 @@ def fit_logistic(
         if float(np.abs(step).max()) < 1e-10:
             break
     return (float(beta[0]), float(beta[1])), float(beta[2])
-
-
-def balanced_accuracy(p_unsupported: FloatArray, unsupported: Sequence[bool], cut: float) -> float:
-    """Balanced accuracy of the verdict ``unsupported`` (``p >= cut``)."""
-    y = np.asarray(unsupported, dtype=bool)
-    flagged = np.asarray(p_unsupported) >= cut
-    return float((flagged[y].mean() + (~flagged[~y]).mean()) / 2)
 
 
 def out_of_fold(
@@ -146,7 +132,10 @@ def fit_calibration(
     weights = kind_weights(list(kinds) if kinds is not None else ["answer"] * len(y))
     fitted, bias = fit_logistic(x, y, weights)
     held_out = out_of_fold(x, y, groups, weights)
-    y_array = np.asarray(y, dtype=bool)
+    bad = np.asarray(y, dtype=bool)
+    flagged = held_out >= base.block_at
+    good_p, bad_p = held_out[~bad][:, None], held_out[bad][None, :]  # AUROC: ties count one half
+    auroc = ((bad_p > good_p).sum() + 0.5 * (bad_p == good_p).sum()) / (good_p.size * bad_p.size)
     return replace(
         base,
         weights=fitted,
@@ -154,8 +143,8 @@ def fit_calibration(
         model=model,
         n_supported=len(y) - sum(y),
         n_unsupported=sum(y),
-        balanced_accuracy=balanced_accuracy(held_out, y, base.block_at),
-        auroc=auroc(list(-held_out[~y_array]), list(-held_out[y_array])),
+        balanced_accuracy=float((flagged[bad].mean() + (~flagged[~bad]).mean()) / 2),
+        auroc=float(auroc),
         n_abstained=n_abstained,
         fitted_on=fitted_on,
     )
@@ -165,14 +154,11 @@ def shipped_examples() -> list[LabelledAnswer]:
     """The labelled set shipped in ``camab_rag/data`` (its README names the sources)."""
     text = resources.files("camab_rag.data").joinpath(SHIPPED_SET).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [LabelledAnswer(**{k: r[k] for k in (*_FIELDS, "kind")}) for r in rows]
+    return [LabelledAnswer(*(r[k] for k in (*_FIELDS, "kind"))) for r in rows]
 
 
 def _printed(done: int, total: int) -> None:
-    if sys.stderr.isatty():
-        end = "\n" if done == total else ""
-        print(f"\rcalibrating: {done}/{total} answers scored", end=end, file=sys.stderr, flush=True)
-    elif done == total or done * 10 // total > (done - 1) * 10 // total:
+    if done == total or done * 10 // total > (done - 1) * 10 // total:  # a line per tenth
         print(f"calibrating: {done}/{total} answers scored", file=sys.stderr, flush=True)
 
 
@@ -184,9 +170,8 @@ def calibrate_steps(
 ) -> Steps[Calibration]:
     """:func:`calibrate` as a generator of model calls."""
     if not callable(getattr(scorer, "score", None)):
-        hint = ""
-        if callable(getattr(examples, "score", None)):
-            hint = " (the scorer comes first: calibrate(scorer, examples))"
+        swapped = callable(getattr(examples, "score", None))
+        hint = " (the scorer comes first: calibrate(scorer, examples))" if swapped else ""
         raise InputError(f"scorer must have a score(requests) method{hint}")
     if examples is None:
         labelled = shipped_examples()
@@ -200,26 +185,21 @@ def calibrate_steps(
     else:
         labelled = [_labelled(e, i) for i, e in enumerate(examples)]
     _check_both(sum(e.supported for e in labelled), len(labelled), "")
-    report_progress: Progress | None = (
-        _printed if progress is True else (progress if callable(progress) else None)
-    )
+    report_progress = _printed if progress is True else (progress if callable(progress) else None)
     kept: list[tuple[LabelledAnswer, float, float]] = []
     abstained = 0
     for done, example in enumerate(labelled, start=1):
-        report = yield from answer_steps(
-            example.question,
-            example.context,
-            example.answer,
-            scorer,
-            block_on="any",  # the fit reads the figures, not a rule's verdict
-        )
-        if report.abstained:  # never flagged: its score must not move the fit
-            abstained += 1
-        else:
-            coverage = report.coverage if report.coverage is not None else 1.0
-            kept.append((example, report.score, coverage))
+        asked = (example.question, example.context, example.answer, scorer)
+        report = yield from answer_steps(*asked, block_on="any")  # the figures, not a verdict
+        abstained += report.abstained  # never flagged: its score must not move the fit
+        if not report.abstained:
+            covered = 1.0 if report.coverage is None else report.coverage
+            kept.append((example, report.score, covered))
         if report_progress is not None:
             report_progress(done, len(labelled))
+    fitted_on = (
+        "the shipped calibration set" if examples is None else f"{len(labelled)} own answers"
+    )
     return fit_calibration(
         [s for _, s, _ in kept],
         [c for _, _, c in kept],
@@ -227,10 +207,7 @@ def calibrate_steps(
         groups=[json.dumps(e.context, sort_keys=True, default=str) for e, _, _ in kept],
         kinds=[e.kind for e, _, _ in kept],
         model=scorer_model_name(scorer),
-        fitted_on=(
-            "the shipped calibration set" if examples is None else f"{len(labelled)} own answers"
-        )
-        + "; block_at and flag_at kept from the default",
+        fitted_on=fitted_on + "; block_at and flag_at kept from the default",
         n_abstained=abstained,
     )
 
@@ -246,14 +223,11 @@ def _check_both(n_supported: int, n: int, left_out: str) -> None:
 calibrate = synced(
     calibrate_steps,
     "calibrate",
-    """Fit the gate's verdict for ``scorer``'s model (two model calls per answer).
-
-    ``calibrate(scorer)`` scores the shipped labelled set (a few minutes on CPU;
-    ``progress``: printed, or a ``(done, total) -> None``); ``calibrate(scorer, examples)``
-    fits on your own :class:`LabelledAnswer` objects, mappings or ``(question, context,
-    answer, supported)`` tuples. The weights are refitted, the cut points kept. Returns a
-    :class:`~camab_rag.groundedness.verdict.Calibration` with held-out figures, for
-    ``GroundednessFilter(calibration=...)``.
+    """Fit the gate's verdict for ``scorer``'s model (two model calls per answer) on the
+    shipped labelled set, or on ``examples`` (:class:`LabelledAnswer` objects, mappings or
+    ``(question, context, answer, supported)`` tuples): the weights refitted, the cut points
+    kept. ``progress``: printed, or a ``(done, total) -> None``. Returns the
+    :class:`~camab_rag.groundedness.verdict.Calibration` for ``GroundednessFilter``.
     """,
 )
 acalibrate = asynced(

@@ -34,7 +34,7 @@ Mode = Literal["flag", "block"]
 DEFAULT_FALLBACK = (
     "I could not find support for an answer in the retrieved documents, so I will not guess."
 )
-CHECK_FAILED_FALLBACK = (  # the check failed: "no support" would be untrue
+CHECK_FAILED_FALLBACK = (
     "I could not check this answer against the retrieved documents, so I will not show it."
 )
 
@@ -76,15 +76,16 @@ class FilteredAnswer:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FilteredAnswer:
-        report, grounded = data.get("report"), data.get("grounded")
-        done = {
-            "grounded": None if grounded is None else bool(grounded),
-            "report": GroundednessReport.from_dict(report) if report is not None else None,
-        }
+        report = data.get("report")
+        done = {"report": GroundednessReport.from_dict(report) if report is not None else None}
         return cls(**cast_fields(cls, data, done))
 
 
 Fallback = str | Callable[[AttributionResult, GroundednessReport | None], str]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
 
 
 def _cut_at(calibration: Calibration, block_at: float | None, flag_at: float | None) -> Calibration:
@@ -92,9 +93,7 @@ def _cut_at(calibration: Calibration, block_at: float | None, flag_at: float | N
     if block_at is None and flag_at is None:
         return calibration
     for name, value in (("block_at", block_at), ("flag_at", flag_at)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1
-        ):
+        if value is not None and not (_is_number(value) and 0 < value < 1):
             raise InputError(f"{name} must be a probability between 0 and 1, got {value!r}")
     block = calibration.block_at if block_at is None else float(block_at)
     flag = min(calibration.flag_at, block) if flag_at is None else float(flag_at)
@@ -107,20 +106,14 @@ class GroundednessFilter:
     """Flag or block answers the retrieved context does not support (grounding, not
     relevance: a true but unrelated answer passes).
 
-    Args:
-        threshold: ``None``: the calibrated verdict; a number: ``score >= threshold``.
-        calibration: the verdict model (default: the embedded SmolLM2's; :meth:`calibrate`).
-        mode: ``"flag"`` marks ``uncertain`` and ``unsupported`` answers; ``"block"``
-            replaces an ``unsupported`` one by ``fallback``.
-        block_on: ``"facts"``: ``unsupported`` only when the answer also states a number,
-            date or name the context lacks (a reworded answer is ``uncertain``); ``"any"``:
-            the stricter calibrated verdict.
-        fallback: the replacement text, or a function ``(result, report) -> str``.
-        on_error: when groundedness cannot be judged, ``"block"`` shows the fallback and
-            ``"pass"`` the answer (default: fail closed in block mode).
-        scorer: measures the anchors when the attribution did not (needs ``context``).
-        block_at, flag_at: your own cut-offs on ``P(unsupported)``, in place of the
-            calibration's.
+    ``mode="flag"`` marks ``uncertain`` and ``unsupported`` answers, ``"block"`` replaces an
+    ``unsupported`` one by ``fallback`` (text, or ``(result, report) -> str``); ``on_error``:
+    ``"block"`` or ``"pass"`` an answer that cannot be judged (default: fail closed in block
+    mode). ``block_on="facts"``: ``unsupported`` only when a number, date or name is also
+    unchecked, ``"any"``: the stricter calibrated verdict. ``threshold``: ``score >=
+    threshold`` in place of the ``calibration`` (:meth:`calibrate`); ``block_at``/``flag_at``:
+    your own cut-offs on ``P(unsupported)``; ``scorer`` measures the anchors when the
+    attribution did not.
     """
 
     def __init__(
@@ -145,19 +138,12 @@ class GroundednessFilter:
         ):
             if value not in (a, b):
                 raise InputError(f"{name} must be {a!r} or {b!r}, got {value!r}")
-        if threshold is not None and (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, (int, float, np.number))
-            or not np.isfinite(threshold)
-        ):
+        if threshold is not None and not (_is_number(threshold) and np.isfinite(threshold)):
             hint = " (a scorer? pass it by name: GroundednessFilter(scorer=...))"
             hint = hint if callable(getattr(threshold, "score", None)) else ""
             raise InputError(f"threshold must be a finite number or None, got {threshold!r}{hint}")
         if calibration is not None and not isinstance(calibration, Calibration):
-            raise InputError(
-                "calibration must be a camab_rag.groundedness.verdict.Calibration (from "
-                f"calibrate()), got {type(calibration).__name__}"
-            )
+            raise InputError(f"calibration must come from calibrate(), got {calibration!r:.60}")
         if not (isinstance(fallback, str) or callable(fallback)):
             raise InputError("fallback must be a string or a function (result, report) -> str")
         self.threshold = None if threshold is None else float(threshold)
@@ -192,10 +178,7 @@ class GroundednessFilter:
             return DEFAULT_FALLBACK
 
     def _answer(
-        self,
-        result: AttributionResult,
-        report: GroundednessReport | None,
-        error: str | None = None,
+        self, result: AttributionResult, report: GroundednessReport | None, error: str | None = None
     ) -> FilteredAnswer:
         """The answer to show; without a report: unsupported if no context, else unknown."""
         verdict: Verdict | None = "unsupported" if result.status == "no_context" else None
@@ -209,57 +192,52 @@ class GroundednessFilter:
             self.on_error == "block" if unknown else verdict == "unsupported"
         )
         shown = result.response
-        if block:
-            failed = unknown and self.fallback == DEFAULT_FALLBACK
-            shown = CHECK_FAILED_FALLBACK if failed else self._fallback_text(result, report)
+        if block and unknown and self.fallback == DEFAULT_FALLBACK:
+            shown = CHECK_FAILED_FALLBACK  # the check failed: "no support" would be untrue
+        elif block:
+            shown = self._fallback_text(result, report)
+        grounded = None if unknown else verdict != "unsupported"
         return FilteredAnswer(
-            answer=shown,
-            original_answer=result.response,
-            grounded=None if unknown else verdict != "unsupported",
-            blocked=block,
-            mode=self.mode,
-            report=report,
-            error=error,
-            verdict=verdict,
+            shown, result.response, grounded, block, self.mode, report, error, verdict
         )
+
+    def _judged(
+        self,
+        result: AttributionResult,
+        steps: Callable[..., Steps[GroundednessReport]],
+        /,
+        **how: Any,
+    ) -> Steps[FilteredAnswer]:
+        """The verdict ``steps(**how)`` measures (``block_on`` read here); a failure: unknown."""
+        given = how.pop("scorer")
+        scorer = self.scorer if self.scorer is not None else given
+        try:
+            report = yield from steps(
+                scorer=scorer, threshold=self.threshold, block_on="any", **how
+            )
+        except Exception as error:
+            return self._answer(result, None, f"groundedness: {type(error).__name__}: {error}")
+        return self._answer(result, report)
 
     def judge_steps(
         self,
         result: AttributionResult,
         *,
-        safe: bool = True,
         context: object = None,
         prompt_builder: PromptBuilder | None = None,
         scorer: Any = None,
     ) -> Steps[FilteredAnswer]:
-        """:meth:`judge` as a generator of model calls; ``safe=False``: :meth:`__call__`."""
-        try:
-            if result.status != "ok":
-                return self._answer(result, None, result.error)
-            report = yield from assess_steps(
-                result,
-                threshold=self.threshold,
-                context=context,
-                scorer=self.scorer if self.scorer is not None else scorer,
-                prompt_builder=prompt_builder,
-                block_on="any",
-            )
-            return self._answer(result, report)
-        except Exception as error:
-            if not safe:
-                raise
-            return self._answer(result, None, f"groundedness: {type(error).__name__}: {error}")
-
-    def __call__(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """Judge ``result.response``: the answer to show with its verdict. ``context`` or
-        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not.
-        Bad input raises :class:`~camab_rag.errors.InputError`; :meth:`judge` never raises.
-        """
-        return drive(self.judge_steps(result, safe=False, **where))
+        """:meth:`judge` as a generator of model calls."""
+        if result.status != "ok":
+            return self._answer(result, None, result.error)
+        where = {"context": context, "prompt_builder": prompt_builder, "scorer": scorer}
+        return (yield from self._judged(result, assess_steps, result=result, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """:meth:`__call__` that never raises: on a failure ``grounded`` is ``None``,
-        ``error`` says why and ``on_error`` decides whether the answer passes."""
+        """Judge ``result.response``: the answer to show with its verdict. ``context`` or
+        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not.
+        Never raises: on a failure ``grounded`` is ``None``, ``error`` says why and
+        ``on_error`` decides whether the answer passes."""
         return drive(self.judge_steps(result, **where))
 
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
@@ -280,20 +258,12 @@ class GroundednessFilter:
         stub = AttributionResult(
             scores=np.zeros(0), question=str(question), response=str(answer), method="none"
         )
-        try:
-            report = yield from answer_steps(
-                question,
-                context,
-                answer,
-                self.scorer if self.scorer is not None else scorer,
-                threshold=self.threshold,
-                prompt_builder=prompt_builder,
-                history=history,
-                block_on="any",  # recalibrated first, then read by this filter's rule
+        where = {"prompt_builder": prompt_builder, "history": history, "scorer": scorer}
+        return (
+            yield from self._judged(
+                stub, answer_steps, question=question, context=context, answer=answer, **where
             )
-        except Exception as error:
-            return self._answer(stub, None, f"groundedness: {type(error).__name__}: {error}")
-        return self._answer(stub, report)
+        )
 
     def judge_answer(
         self, question: str, context: object, answer: str, scorer: Any = None, **where: Any

@@ -19,16 +19,10 @@ from camab_rag.groundedness.report import (
     BlockOn,
     GroundednessReport,
     build_report,
-    check_block_on,
     read_by,
     support_report,
 )
-from camab_rag.prompts import (
-    DEFAULT_SYSTEM_PROMPT,
-    DEFAULT_USER_TEMPLATE,
-    PromptBuilder,
-    TemplatePromptBuilder,
-)
+from camab_rag.prompts import PromptBuilder, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import ChatMessage, scored_by
 from camab_rag.segments import to_documents
@@ -60,7 +54,8 @@ def _builder_for(
 
 
 def _check(threshold: float | None, block_on: object, builder: object, history: object) -> None:
-    check_block_on(block_on)
+    if block_on not in ("any", "facts"):
+        raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
     if threshold is not None and not np.isfinite(threshold):
         raise InputError(f"threshold must be a finite number, got {threshold!r}")
     if builder is not None and history:
@@ -133,8 +128,6 @@ def answer_steps(
     *,
     threshold: float | None = None,
     prompt_builder: PromptBuilder | None = None,
-    user_template: str = DEFAULT_USER_TEMPLATE,
-    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     history: Sequence[ChatMessage] | None = None,
     block_on: BlockOn = DEFAULT_BLOCK_ON,
 ) -> Steps[GroundednessReport]:
@@ -145,13 +138,7 @@ def answer_steps(
         raise InputError("the answer is empty: there is nothing to judge")
     if not callable(getattr(scorer, "score", None)):
         raise InputError("scorer must have a score(requests) method")
-    builder = prompt_builder or default_builder(
-        question,
-        context,
-        user_template=user_template,
-        system_prompt=system_prompt,
-        history=history,
-    )
+    builder = prompt_builder or default_builder(question, context, history)
     support = yield from anchor_steps(anchor_prompts(builder), scorer, answer)
     report = support_report(
         support,

@@ -43,10 +43,9 @@ DEFAULT_THRESHOLD = 0.49  # two-verdict rule of a surrogate report (benchmarks g
 
 @dataclass(frozen=True)
 class SentenceGroundedness:
-    """Groundedness of one answer sentence, its figures read as the answer's; ``gain``:
-    mean per-token context gain or its segment scores' sum (``source``); ``support_from``:
-    the parts of the context its words come from; ``contested``: its numbers two sources
-    state differently (at most ``uncertain``)."""
+    """One answer sentence's figures and verdict, read as the answer's; ``support_from``: the
+    parts of the context its words come from; ``contested``: its numbers two sources state
+    differently (at most ``uncertain``)."""
 
     text: str
     start: int
@@ -75,40 +74,22 @@ class SentenceGroundedness:
         return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **fields_dict(self),
-            "support_from": list(self.support_from),
-            "unchecked_facts": _listed(self.unchecked_facts),
-            "contested": _listed(self.contested),
-        }
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
-        done: dict[str, Any] = {
-            k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")
-        }
-        done["support_from"] = tuple(data.get("support_from") or ())
-        return cls(**cast_fields(cls, data, done))
+        done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
+        parts = {"support_from": tuple(data.get("support_from") or ())}
+        return cls(**cast_fields(cls, data, {**done, **parts}))
 
 
 @dataclass(frozen=True)
 class GroundednessReport:
-    """The groundedness verdict of one answer.
-
-    Attributes:
-        score: the share of its least supported sentence's surprisal that the context explains.
-        verdict: from the calibrated ``p_unsupported`` (``calibration``'s cut-offs), or
-            ``score >= threshold`` when one was given; ``grounded``: not ``"unsupported"``.
-        p_unsupported: from ``score`` and ``coverage`` (0.0 for an abstention, ``None``
-            without token log-probs).
-        coverage, informative: the least covered sentence's share of informative words
-            the context holds, and explained share of informative tokens.
-        full_reward, empty_reward: mean log-prob with the full and the empty context.
-        sentences, unsupported_spans: per sentence figures and verdicts; runs of tokens
-            the context neither holds nor makes likelier.
-        unchecked_facts: numbers, dates, negations or names the context does not hold
-            (``None`` when the context's words are unknown).
-    """
+    """The groundedness verdict of one answer: ``score`` (the share of its least supported
+    sentence's surprisal that the context explains), ``verdict`` (from the calibrated
+    ``p_unsupported``, or ``score >= threshold`` when one was given), ``coverage`` (the share
+    of informative words the context holds), ``sentences``, ``unsupported_spans`` and
+    ``unchecked_facts`` (``None`` when the context's words are unknown)."""
 
     score: float
     threshold: float
@@ -141,8 +122,7 @@ class GroundednessReport:
         flagged = len(self.unsupported_sentences)
         return (
             f"GroundednessReport({'abstained' if self.abstained else self.verdict}{p}, "
-            f"score={self.score:.3f}, "
-            f"{len(self.sentences)} sentence(s), {flagged} unsupported)"
+            f"score={self.score:.3f}, {len(self.sentences)} sentence(s), {flagged} unsupported)"
         )
 
     @property
@@ -152,9 +132,8 @@ class GroundednessReport:
     @property
     def gain(self) -> float | None:
         """The context gain ``full_reward - empty_reward`` (nats per token)."""
-        if self.full_reward is None or self.empty_reward is None:
-            return None
-        return self.full_reward - self.empty_reward
+        full, empty = self.full_reward, self.empty_reward
+        return None if full is None or empty is None else full - empty
 
     @property
     def earlier_turns(self) -> int:
@@ -165,26 +144,20 @@ class GroundednessReport:
         """Plain JSON; ``decided_by``: ``"calibration"`` or ``"threshold"``."""
         calibrated = self.calibration is not None
         return {
-            **fields_dict(self),
+            **_plain(self),
             "score_name": SCORE_NAME,
             "decided_by": "calibration" if calibrated else "threshold",
             "threshold": None if calibrated else self.threshold,
-            "calibration": None if self.calibration is None else self.calibration.to_dict(),
-            "unchecked_facts": _listed(self.unchecked_facts),
-            "top_segments": list(self.top_segments),
-            "sentences": [s.to_dict() for s in self.sentences],
-            "unsupported_spans": [s.to_dict() for s in self.unsupported_spans],
             "earlier_turns": self.earlier_turns,
-            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-            "token_support": (
-                self.token_support.to_dict() if self.token_support is not None else None
-            ),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
-        support, threshold = data.get("token_support"), data.get("threshold")
-        calibration = data.get("calibration")
+        support, threshold, fit = (
+            data.get("token_support"),
+            data.get("threshold"),
+            data.get("calibration"),
+        )
         done = {
             "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),
             "top_segments": [int(i) for i in data.get("top_segments", [])],
@@ -192,14 +165,21 @@ class GroundednessReport:
             "token_support": TokenSupport.from_dict(support) if support else None,
             "unsupported_spans": [Span(**x) for x in data.get("unsupported_spans", [])],
             "scored_by": ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
-            "calibration": Calibration.from_dict(calibration) if calibration else None,
+            "calibration": Calibration.from_dict(fit) if fit else None,
             "unchecked_facts": _optional_words(data.get("unchecked_facts")),
         }
         return cls(**cast_fields(cls, data, done))
 
 
-def _listed(value: tuple[str, ...] | None) -> list[str] | None:
-    return None if value is None else list(value)
+def _plain(report: object) -> dict[str, Any]:
+    """A report's fields as JSON: tuples as lists, nested objects by their ``to_dict``."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value.to_dict() if hasattr(value, "to_dict") else value
+
+    return {k: plain(v) for k, v in fields_dict(report).items()}
 
 
 def _optional_words(value: Any) -> tuple[str, ...] | None:
@@ -217,10 +197,11 @@ def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
     return float(np.sort(positive)[::-1][:k].sum() / total)
 
 
-def _top(result: AttributionResult | None, k: int) -> tuple[float, list[int]]:
+def _top(result: AttributionResult | None, k: int) -> dict[str, Any]:
     if result is None or not result.n_segments:
-        return 0.0, []
-    return top_share(result.scores, k), result.top_k(min(k, result.n_segments))
+        return {"top_share": 0.0, "top_k": k, "top_segments": []}
+    top = result.top_k(min(k, result.n_segments))
+    return {"top_share": top_share(result.scores, k), "top_k": k, "top_segments": top}
 
 
 def context_gain(result: AttributionResult) -> tuple[float, float, GainSource]:
@@ -280,7 +261,6 @@ def build_report(
         facts = unchecked_facts(result.response, known)
     claimed = [s.score for s in sentences if not s.abstention and s.score is not None]
     score = answer_score(claimed, explained(full, empty))
-    overall, top = _top(result, top_k)
     return GroundednessReport(
         score=score,
         threshold=float(threshold),
@@ -288,9 +268,7 @@ def build_report(
         source=source,
         full_reward=full,
         empty_reward=empty,
-        top_share=overall,
-        top_k=top_k,
-        top_segments=top,
+        **_top(result, top_k),
         sentences=sentences,
         abstained=abstained,
         scored_by=result.scored_by,
@@ -362,9 +340,7 @@ def support_parts(
     if document_words is None:
         return ()
     content = [w for w in words(text) if w not in STOPWORDS]
-    parts: list[ContextPart] = []
-    if any(w in document_words for w in content):
-        parts.append("documents")
+    parts: list[ContextPart] = ["documents"] if any(w in document_words for w in content) else []
     if any(w in conversation and w not in document_words for w in content):
         parts.append("conversation")
     return tuple(parts)
@@ -440,12 +416,11 @@ def support_report(
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
         found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
-    spans = [
-        span
-        for span in found
-        if not any(s.abstention and s.start <= span.start < s.end for s in sentences)
-    ]
-    overall, top = _top(result, top_k)
+    quiet = [(s.start, s.end) for s in sentences if s.abstention]  # abstentions flag nothing
+    spans = [span for span in found if not any(a <= span.start < b for a, b in quiet)]
+    facts = None
+    if context_words is not None:
+        facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     report = GroundednessReport(
         score=score,
         threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),
@@ -453,9 +428,7 @@ def support_report(
         source=source,
         full_reward=support.mean_logprob("full"),
         empty_reward=support.mean_logprob("empty"),
-        top_share=overall,
-        top_k=top_k,
-        top_segments=top,
+        **_top(result, top_k),
         sentences=sentences,
         extra_queries=extra_queries,
         token_support=support,
@@ -464,11 +437,7 @@ def support_report(
         scored_by=scored_by,
         coverage=covered,
         informative=informative,
-        unchecked_facts=(
-            None
-            if context_words is None
-            else tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
-        ),
+        unchecked_facts=facts,
     )
     return _decided(report, threshold, calibration)
 
@@ -489,16 +458,9 @@ def facts_only(report: GroundednessReport) -> GroundednessReport:
     return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
 
 
-def check_block_on(block_on: object) -> BlockOn:
-    """``block_on`` if it is ``"any"`` or ``"facts"``, else an ``InputError``."""
-    if block_on not in ("any", "facts"):
-        raise InputError(f"block_on must be 'any' or 'facts', got {block_on!r}")
-    return "facts" if block_on == "facts" else "any"
-
-
 def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
     """``report`` read with the rule ``block_on`` (every verdict a user sees is read here)."""
-    return facts_only(report) if check_block_on(block_on) == "facts" else report
+    return facts_only(report) if block_on == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:

@@ -1,7 +1,6 @@
-"""The gate's score: ``(L(C) - L(empty)) / -L(empty)`` of the answer's least supported
-sentence, its tokens' summed log-prob under the full context and none (1: the context makes
-every token certain; 0: it changes nothing). A content word the context lacks explains
-nothing."""
+"""The gate's score, ``(L(C) - L(empty)) / -L(empty)`` of the answer's least supported
+sentence (its tokens' summed log-prob under the full context and none), and the lexical
+figures beside it: which informative words the context holds."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ UNCHECKED = STOPWORDS | REPLY_WORDS
 
 
 def informative_words(text: str) -> list[str]:
-    """The words of ``text`` a reader would check: content words, names and numbers."""
+    """Content words, names and numbers: the words of ``text`` a reader would check."""
     return [w for w in words(text) if w not in UNCHECKED]
 
 
@@ -45,13 +44,11 @@ COURTESY_WORDS = frozenset(  # "Great question!", "I hope this helps.": they cla
 
 
 def is_courtesy(sentence: str) -> bool:
-    """Whether ``sentence`` holds only courtesy words, stop words and replies."""
     found = informative_words(sentence)
     return bool(found) and all(w in COURTESY_WORDS for w in found)
 
 
 def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
-    """The informative words of ``text`` with their forms, courtesy sentences left out."""
     polite = [(a, b) for a, b in split_sentences(text) if is_courtesy(text[a:b])]
     return [
         (s, e, w, f)
@@ -65,7 +62,6 @@ def _inside(start: int, spans: Sequence[tuple[int, int]]) -> bool:
 
 
 def _forms_of(present: Collection[str], text: str = "") -> frozenset[str]:
-    """The forms ``present`` holds, with the numbers of ``text`` it derives."""
     if isinstance(present, ContextWords):
         return present.forms | derived_values(text, present)
     return frozenset(form(w) for w in present)
@@ -88,9 +84,8 @@ MISREAD_COVERAGE = 0.5  # the most coverage of a text that misreads the context
 
 
 def coverage(text: str, present: Collection[str]) -> float:
-    """The share of ``text``'s informative words the context (``present``) holds, by form
-    ("grinders" matches "grinder", "€29" "29 euros"); 1.0 when there are none. A misread
-    value or negation counts as missing and caps it at :data:`MISREAD_COVERAGE`."""
+    """The share of ``text``'s informative words ``present`` holds, by form (1.0 when there
+    are none); a misread value or negation caps it at :data:`MISREAD_COVERAGE`."""
     needed = _informative_forms(text)
     misread, held = _reading(text, present)
     extra = [m for m in misread if not any(s == m[0] for s, *_ in needed)]
@@ -102,9 +97,8 @@ def coverage(text: str, present: Collection[str]) -> float:
 
 
 def claim_coverage(text: str, present: Collection[str]) -> float:
-    """The least, over ``text``'s sentences, of the share of its informative words that
-    the one context clause holding most of them holds (ties: the question's subject):
-    words scattered over several documents make no claim."""
+    """The least, over ``text``'s sentences, of the share of its informative words held by
+    the one context clause holding most of them: scattered words make no claim."""
     if not isinstance(present, ContextWords) or not present.sentences:
         return coverage(text, present)
     misread = misread_spans(text, present, STOPWORDS)
@@ -156,8 +150,7 @@ def checked_coverage(text: str, present: Collection[str]) -> float:
 
 
 def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a content word ``present`` lacks, or in a value
-    or negation it does not state for this subject."""
+    """Which pieces of ``support`` lie in a content word, value or negation ``present`` lacks."""
     misread, held = _reading(support.response, present)
     return _pieces_in(
         support,
@@ -168,8 +161,7 @@ def absent_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np
 
 
 def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a content word ``present`` holds for this
-    subject, or in a number it holds written another way."""
+    """Which pieces of ``support`` lie in a content word or number ``present`` holds."""
     _, held = _reading(support.response, present)
     return reformed_pieces(support, present) | _pieces_in(
         support, lambda s, w, f: bool(f) and w not in STOPWORDS and held(s, w, f)
@@ -177,8 +169,7 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
 
 
 def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
-    """Which pieces of ``support`` lie in a number the context holds written another way
-    ("5 pm" under "17:00"): a small model's doubt there is spelling."""
+    """Which pieces lie in a number the context writes another way ("5 pm", "17:00")."""
     misread = misread_spans(support.response, present, STOPWORDS)
     known = _forms_of(present)
     starts: set[int] = set()
@@ -198,7 +189,6 @@ def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[
 
 
 def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -> NDArray[np.bool_]:
-    """Which pieces overlap a word of the response that ``chosen(start, word, form)``."""
     text = support.response
     marked = np.zeros(len(text) + 1, dtype=np.int64)
     for start, end, word, value in forms(text):
@@ -223,7 +213,7 @@ def _share(gain: float, surprisal: float) -> float:
 def _gains(
     support: TokenSupport, present: Collection[str] | None
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Per-piece gains (absent words' at most 0, reformed numbers' at least 0); the absent."""
+    """Per-piece gains (absent words' at most 0, reformed numbers' at least 0), the absent."""
     gain = support.full - support.empty
     if present is None:
         return gain, np.zeros(gain.shape, dtype=bool)

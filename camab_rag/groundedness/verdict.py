@@ -19,14 +19,10 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + z) if x >= 0 else z / (1.0 + z)
 
 
-def clipped(score: float) -> float:
-    """``score`` clipped to ``[-1, 1]``: one outlier token of a short answer must not decide."""
-    return min(1.0, max(-1.0, float(score)))
-
-
 def model_input(score: float, coverage: float) -> float:
-    """:func:`clipped` score, at least 0 when the context holds every checked word."""
-    value = clipped(score)
+    """``score`` clipped to ``[-1, 1]`` (one outlier token of a short answer must not decide),
+    at least 0 when the context holds every checked word."""
+    value = min(1.0, max(-1.0, float(score)))
     return max(value, 0.0) if float(coverage) >= 1.0 else value
 
 
@@ -49,23 +45,19 @@ class Calibration:
     fitted_on: str = ""
 
     def __repr__(self) -> str:
-        n = self.n_supported + self.n_unsupported
-        held_out = ""
+        n, held_out = self.n_supported + self.n_unsupported, ""
         if math.isfinite(self.balanced_accuracy) and n:
-            held_out = (
-                f", held-out balanced accuracy {self.balanced_accuracy:.2f} "
-                f"(ROC AUC {self.auroc:.2f}) on its {n} answers"
-            )
+            held_out = f", held-out balanced accuracy {self.balanced_accuracy:.2f} (ROC AUC "
+            held_out += f"{self.auroc:.2f}) on its {n} answers"
         fitted = f", fitted on {self.fitted_on}" if self.fitted_on else ""
-        return (
-            f"Calibration(model={self.model!r}, blocks from P(unsupported) "
-            f"{self.block_at:.2f}, flags from {self.flag_at:.2f}{held_out}{fitted})"
-        )
+        cuts = f"blocks from P(unsupported) {self.block_at:.2f}, flags from {self.flag_at:.2f}"
+        return f"Calibration(model={self.model!r}, {cuts}{held_out}{fitted})"
 
     def p_unsupported(self, score: float, coverage: float) -> float:
         w_score, w_coverage = self.weights
-        x = model_input(score, coverage)
-        return _sigmoid(self.bias + w_score * x + w_coverage * float(coverage))
+        return _sigmoid(
+            self.bias + w_score * model_input(score, coverage) + w_coverage * float(coverage)
+        )
 
     def verdict(self, p_unsupported: float) -> Verdict:
         if p_unsupported >= self.block_at:
