@@ -362,7 +362,8 @@ class HttpTransport:
         if isinstance(exc, UnicodeEncodeError):
             return TextError(
                 "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
-                "camab_rag.text_gate.check_text names the field and position",
+                "the input is at fault, not the server; camab_rag.text_gate.check_text "
+                "names the field and position",
                 reason="surrogate",
             )
         if isinstance(exc, ValueError):  # a malformed JSON body or echo
