@@ -12,6 +12,8 @@
 #
 #   scripts/setup_vllm.sh          create or refresh .venv-vllm/
 #   CAMAB_SKIP_VLLM=1 ...          do nothing (the server tests are then skipped)
+#   CAMAB_UV=PATH ...              install with this uv, not pip (scripts/setup.sh passes
+#                                  .venv's, with pip's indexes in UV_* variables)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -26,5 +28,5 @@ exec "${PYTHON:-python3}" -I -c '
 import sys
 sys.path[:0] = sys.argv[1:3]
 from camab_cli.serve import main
-sys.exit(main(["--install", sys.argv[3]]))
-' "$root" "$root/tools/camab-cli" "$root/.venv-vllm"
+sys.exit(main(["--install", *sys.argv[3:]]))
+' "$root" "$root/tools/camab-cli" "$root/.venv-vllm" ${CAMAB_UV:+--uv "$CAMAB_UV"}

@@ -91,12 +91,16 @@ def vllm_missing_reason(venv: Path | None = None) -> str | None:
     return None
 
 
-def install_vllm(venv: Path | None = None, *, python: str | None = None) -> Path:
+def install_vllm(
+    venv: Path | None = None, *, python: str | None = None, uv: str | None = None
+) -> Path:
     """Create or refresh the vLLM environment ``venv`` (idempotent; about 2 minutes and
-    3.4 GB the first time). Returns ``venv``.
+    3.4 GB the first time). Returns ``venv``. The environment's pip installs, or ``uv``, a
+    uv executable, which is faster (``scripts/setup.sh`` passes its own, with pip's indexes
+    in ``UV_*`` variables).
 
     Raises:
-        ServerError: a pip step failed, or the server module does not import.
+        ServerError: an install step failed, or the server module does not import.
     """
     venv = venv or default_venv()
     stamp = venv / STAMP_FILE
@@ -108,12 +112,17 @@ def install_vllm(venv: Path | None = None, *, python: str | None = None) -> Path
         base = python or os.environ.get("PYTHON") or getattr(sys, "_base_executable", None)
         base = base or sys.executable
         _run([base, "-m", "venv", str(venv)], "creating the virtual environment")
-    pip = [str(venv_python(venv)), "-m", "pip", "--disable-pip-version-check"]
-    # --no-compile: byte-compiling all 21,000 modules costs about a CPU-minute; the server
-    # imports a fraction of them, compiled on its first start
-    install = [*pip, "install", "--quiet", "--no-compile", *VLLM_PINS]
-    _run(install, "pip install " + " ".join(VLLM_PINS))
-    subprocess.run([*pip, "uninstall", "--quiet", "--yes", *UNNEEDED], check=False)
+    # --no-compile (uv's default): byte-compiling all 21,000 modules costs about a
+    # CPU-minute; the server imports a fraction of them, compiled on its first start
+    if uv:
+        into = ["--quiet", "--python", str(venv_python(venv))]
+        install, remove = [uv, "pip", "install", *into], [uv, "pip", "uninstall", *into]
+    else:
+        pip = [str(venv_python(venv)), "-m", "pip", "--disable-pip-version-check"]
+        install = [*pip, "install", "--quiet", "--no-compile"]
+        remove = [*pip, "uninstall", "--quiet", "--yes"]
+    _run([*install, *VLLM_PINS], "installing " + " ".join(VLLM_PINS))
+    subprocess.run([*remove, *UNNEEDED], check=False)
     # Fail here, not when the server starts, if the server module does not import.
     _run(
         [str(venv_python(venv)), "-c", "import vllm.entrypoints.openai.api_server"],
@@ -496,15 +505,17 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m camab_cli.serve --install [VENV]``: what ``scripts/setup_vllm.sh`` runs."""
+    """``python -m camab_cli.serve --install [VENV] [--uv UV]``: what
+    ``scripts/setup_vllm.sh`` runs."""
     parser = argparse.ArgumentParser(prog="python -m camab_cli.serve")
     parser.add_argument("--install", nargs="?", const="", metavar="VENV", required=True)
+    parser.add_argument("--uv", default=None, help="install with this uv executable, not pip")
     args = parser.parse_args(argv)
     venv = Path(args.install) if args.install else default_venv()
     up_to_date = vllm_missing_reason(venv) is None and install_stamp() in (
         (venv / STAMP_FILE).read_text(encoding="utf-8").split()
     )
-    install_vllm(venv)
+    install_vllm(venv, uv=args.uv)
     print(f"setup_vllm: {venv} {'is up to date' if up_to_date else 'ready'}")
     return 0
 

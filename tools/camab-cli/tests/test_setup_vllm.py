@@ -32,3 +32,25 @@ def test_the_vllm_installer_imports_with_the_standard_library_alone() -> None:
     )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.split() == [install_stamp(), "[]"]
+
+
+def test_the_vllm_installer_installs_with_uv_when_given_one(tmp_path: Path) -> None:
+    from camab_cli.serve import STAMP_FILE, UNNEEDED, VLLM_PINS, install_stamp, install_vllm
+
+    calls = tmp_path / "calls"
+    for name in ("venv/bin/python", "uv"):  # each records its arguments and succeeds
+        tool = tmp_path / name
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        tool.write_text(f'#!/bin/sh\necho "{name} $*" >> "{calls}"\n', encoding="utf-8")
+        tool.chmod(0o755)
+    venv = tmp_path / "venv"
+
+    assert install_vllm(venv, uv=str(tmp_path / "uv")) == venv
+
+    python = venv / "bin" / "python"
+    assert calls.read_text(encoding="utf-8").splitlines() == [
+        f"uv pip install --quiet --python {python} {' '.join(VLLM_PINS)}",
+        f"uv pip uninstall --quiet --python {python} {' '.join(UNNEEDED)}",
+        "venv/bin/python -c import vllm.entrypoints.openai.api_server",
+    ]
+    assert (venv / STAMP_FILE).read_text(encoding="utf-8").split() == [install_stamp()]
