@@ -47,7 +47,10 @@ def check_text(value: object, field: str, *, max_chars: int = MAX_CHARS, nul: bo
         why = "NUL is not text (often binary data or a C string read as text); remove it"
     else:
         what, reason = f"a lone surrogate U+{ord(value[position]):04X}", "surrogate"
-        why = "not valid Unicode (often a broken \\u escape in JSON); fix or remove it"
+        why = (
+            "the text is not valid Unicode (often a broken \\u escape in JSON); fix or "
+            "remove that character"
+        )
     raise TextError(
         f"{field} holds {what} at character {position}: {why}",
         field=field,
