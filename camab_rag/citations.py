@@ -257,11 +257,11 @@ def holders(
     if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
         return []
     known = known if known is not None else [form_set([text]) for text in texts]
-    clock = clock_hours(sentence)
+    measured, clock = _measured(sentence), clock_hours(sentence)
     found = [
         u
         for u, text in enumerate(texts)
-        if len(_holds(text, wanted, known[u], _measured(sentence), clock)) == len(wanted)
+        if len(_holds(text, wanted, known[u], measured, clock)) == len(wanted)
     ]
     wanted_words = informative_words(sentence)
     shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
