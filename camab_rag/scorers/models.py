@@ -144,21 +144,20 @@ def ensure_model(name: str = "smollm2") -> Path:
         return target
     paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
 
-    def convert() -> None:
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
-            one = len(paths) == 1  # else the pieces are joined in the scratch directory
-            gguf = paths[0] if one else Path(scratch) / spec.gguf_name
-            digest = sha256_of_files(paths, write_to=None if one else gguf)
-            if digest != spec.sha256:
-                raise ModelChecksumError(
-                    f"the GGUF of {spec.name!r} assembled from "
-                    f"{', '.join(p.requirement for p in spec.pieces)} has SHA-256 {digest}, "
-                    f"expected {spec.sha256}; refusing to load it. Reinstall with: "
-                    f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
-                )
-            _convert_atomically(gguf, target, digest, spec.name)
+    def gguf(scratch: Path) -> Path:
+        one = len(paths) == 1  # else the pieces are joined in the scratch directory
+        joined = paths[0] if one else scratch / spec.gguf_name
+        digest = sha256_of_files(paths, write_to=None if one else joined)
+        if digest != spec.sha256:
+            raise ModelChecksumError(
+                f"the GGUF of {spec.name!r} assembled from "
+                f"{', '.join(p.requirement for p in spec.pieces)} has SHA-256 {digest}, "
+                f"expected {spec.sha256}; refusing to load it. Reinstall with: "
+                f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
+            )
+        return joined
 
-    return _once(target, spec.sha256, convert)
+    return _converted(target, spec.sha256, spec.name, gguf)
 
 
 def ensure_gguf_converted(gguf_path: Path) -> Path:
@@ -168,29 +167,12 @@ def ensure_gguf_converted(gguf_path: Path) -> Path:
         raise FileNotFoundError(f"GGUF file not found: {gguf}")
     digest = sha256_of_files([gguf])
     target = cache_root() / "models" / f"gguf-{digest[:16]}"
-    return _once(target, digest, lambda: _convert_atomically(gguf, target, digest, gguf.name))
+    return _converted(target, digest, gguf.name, lambda scratch: gguf)
 
 
-def _convert_atomically(gguf: Path, target: Path, digest: str, label: str) -> None:
-    building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(building, 0o777 & ~umask)  # mkdtemp makes it private; a cache is not
-        convert_gguf(gguf, building)
-        (building / _MARKER).write_text(
-            json.dumps({"sha256": digest, "source": label}, indent=1), encoding="utf-8"
-        )
-        if target.exists():  # a stale or incomplete directory from an older run
-            shutil.rmtree(target)
-        os.rename(building, target)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
-
-
-def _once(target: Path, sha256: str, convert: Callable[[], None]) -> Path:
-    """``target``, made by ``convert()`` under an inter-process lock unless complete."""
+def _converted(target: Path, sha256: str, label: str, gguf: Callable[[Path], Path]) -> Path:
+    """``target``, unless complete converted from ``gguf(scratch)`` under an inter-process
+    lock, then renamed into place (never half-written)."""
     if is_converted(target, sha256):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -199,8 +181,17 @@ def _once(target: Path, sha256: str, convert: Callable[[], None]) -> Path:
             import fcntl
 
             fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
-        if not is_converted(target, sha256):  # another process may have finished meanwhile
-            convert()
+        if is_converted(target, sha256):  # another process may have finished meanwhile
+            return target
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}-") as scratch:
+            building = Path(scratch) / "model"  # made under the umask (mkdtemp's is private)
+            building.mkdir()
+            convert_gguf(gguf(Path(scratch)), building)
+            marker = json.dumps({"sha256": sha256, "source": label}, indent=1)
+            (building / _MARKER).write_text(marker, encoding="utf-8")
+            if target.exists():  # a stale or incomplete directory from an older run
+                shutil.rmtree(target)
+            os.rename(building, target)
     return target
 
 
