@@ -132,7 +132,8 @@ class OpenAICompletionsScorer:
             )
         self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
-        self.model, self.timeout, self.max_concurrency = model, float(timeout), max_concurrency
+        self.model, self.timeout = model, float(timeout)
+        self.max_concurrency = self.parallel_requests = max_concurrency
         headers = {str(k): str(v) for k, v in (default_headers or {}).items()}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -158,10 +159,6 @@ class OpenAICompletionsScorer:
             f"OpenAICompletionsScorer(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key=<{key}>, max_concurrency={self.max_concurrency})"
         )
-
-    @property
-    def parallel_requests(self) -> int:
-        return self.max_concurrency
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
@@ -295,10 +292,8 @@ class OpenAICompletionsScorer:
         """Log-probs of each response, ``max_concurrency`` in flight; the first runs alone, so
         a server that cannot score fails once."""
         requests = list(requests)
-        if not requests:
-            return []
-        first = drive(self._score_steps(requests[0], None))
-        return [first, *self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])]
+        first = [drive(self._score_steps(r, None)) for r in requests[:1]]
+        return first + self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])
 
     def _map(self, one: Callable[[Any], T], items: list[Any]) -> list[T]:
         """``one`` over ``items`` on ``max_concurrency`` threads, each in a copy of the
@@ -310,8 +305,6 @@ class OpenAICompletionsScorer:
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Async :meth:`score`: ``max_concurrency`` requests in flight on this event loop."""
         requests = list(requests)
-        if not requests:
-            return []
         semaphore = asyncio.Semaphore(self.max_concurrency)
         async with httpx.AsyncClient(**self._options) as clients:
 
@@ -319,9 +312,9 @@ class OpenAICompletionsScorer:
                 async with semaphore:
                     return await adrive(self._score_steps(request, clients))
 
-            first = await one(requests[0])
+            first = [await one(r) for r in requests[:1]]
             rest = await asyncio.gather(*(one(r) for r in requests[1:]))
-        return [first, *rest]
+        return [*first, *rest]
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
         """Greedy answers to ``prompts`` through ``/v1/completions``, whitespace stripped."""
