@@ -1,9 +1,7 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities
-(``/v1/completions`` with ``echo`` + ``logprobs``). With vLLM's ``/tokenize`` (probed once)
-prompt and response are sent as separately tokenized ids, as the in-process scorer does;
-otherwise as one text, the response found by character offset. Transient failures are
-retried under a :class:`~camab_rag.retry.RetryPolicy`; credentials go to this server only
-and are masked in every message."""
+(``/v1/completions`` with ``echo`` + ``logprobs``), as token ids from vLLM's ``/tokenize``
+(probed once) or as one text. Transient failures are retried; credentials go to this server
+only and are masked in every message."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What an OpenAI-compatible server's replies mean for the HTTP scorer: one bounded HTTP
-attempt (:class:`ApiCall`), the errors a reply stands for, and the response's log-probs cut
-out of an echoed completion (:func:`parse_echo`)."""
+"""The HTTP scorer's wire: one bounded HTTP attempt (:class:`ApiCall`), what a reply's
+errors mean, and the response's log-probs cut out of an echoed completion."""
 
 from __future__ import annotations
 
