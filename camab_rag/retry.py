@@ -4,19 +4,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
-from camab_rag.errors import InputError, TransientScorerError
-
-
-class Retryable(TransientScorerError):
-    """One transient failure, worth retrying; ``refused``: nothing listens there."""
-
-    def __init__(
-        self, message: str, retry_after: float | None = None, *, refused: bool = False, **kind: Any
-    ) -> None:
-        super().__init__(message, retry_after=retry_after, **kind)  # status_code, unreachable
-        self.refused = refused
+from camab_rag.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from camab_rag.errors import ScorerError
-from camab_rag.scorers.openai_completions import (
+from camab_rag.scorers.transport import (
     NoPromptLogprobsError,
     Plan,
     parse_echo,

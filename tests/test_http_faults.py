@@ -36,12 +36,9 @@ from camab_rag.errors import (
     TransientScorerError,
 )
 from camab_rag.scorers.base import ScoreRequest
-from camab_rag.scorers.openai_completions import (
-    NoPromptLogprobsError,
-    OpenAICompletionsScorer,
-)
+from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ProxyFallbackScorer
-from camab_rag.scorers.transport import NoChatTemplateError, retry_after
+from camab_rag.scorers.transport import NoChatTemplateError, NoPromptLogprobsError, retry_after
 
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures" / "echo"
 FIXTURE = json.loads((FIXTURE_DIR / "text_echo.json").read_text("utf-8"))

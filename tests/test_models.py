@@ -65,7 +65,6 @@ def fake_split_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Embedde
             PackagedFile("fake-part2", "1.0", "part02.bin"),
         ),
         sha256=hashlib.sha256(b"GGUF-head-tail").hexdigest(),
-        gguf_name="fake.gguf",
     )
     monkeypatch.setitem(models.MODELS, "fake", spec)
     monkeypatch.setenv("CAMAB_RAG_CACHE", str(tmp_path / "cache"))

@@ -14,8 +14,9 @@ from camab_rag import aattribute, attribute, cite
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoredBy, ScoreRequest, scored_by
-from camab_rag.scorers.openai_completions import NoPromptLogprobsError, OpenAICompletionsScorer
+from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 from camab_rag.scorers.proxy import ProxyFallbackScorer, ScorerCache, _own_or_proxy
+from camab_rag.scorers.transport import NoPromptLogprobsError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chat_only_server import ChatOnlyServer

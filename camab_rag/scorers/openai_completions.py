@@ -1,32 +1,40 @@
 """Scorer over HTTP: any OpenAI-compatible server that echoes prompt log-probabilities
-(``/v1/completions`` with ``echo`` + ``logprobs``). With vLLM's ``/tokenize`` (probed once)
-prompt and response are sent as separately tokenized ids, as the in-process scorer does;
-otherwise as one text, the response found by character offset."""
+(``/v1/completions`` with ``echo`` + ``logprobs``), as token ids from vLLM's ``/tokenize``
+(probed once) or as one text. Transient failures are retried; credentials go to this server
+only and are masked in every message."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import itertools
+import copy
+import functools
 import json
+import logging
+import threading
+import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
-import numpy as np
 
+from camab_rag import deadline
 from camab_rag.errors import (
+    CamabError,
     CredentialsRefusedError,
     InputError,
     ModelNotServedError,
     ScorerError,
     ServerNotFoundError,
+    ServerRefusedError,
+    TextError,
     TransientScorerError,
 )
-from camab_rag.redaction import shown_url
-from camab_rag.retry import Retryable, RetryPolicy
+from camab_rag.redaction import Secrets, carries_credential, public_url, query_parameters, shown_url
+from camab_rag.retry import RetryPolicy
 from camab_rag.scorers.base import (
     ChatMessage,
     Prompt,
@@ -36,33 +44,31 @@ from camab_rag.scorers.base import (
 )
 from camab_rag.scorers.models import set_offline_flags
 from camab_rag.scorers.transport import (
-    HttpTransport,
+    ApiCall,
+    Endpoint,
+    NoChatTemplateError,
+    NoPromptLogprobsError,
+    Plan,
     RedirectRefusedError,
     RequestClock,
     ResponseTokensMismatchError,
+    _choice,
     _clip,
+    _error_message,
+    context_too_long,
+    parse_echo,
+    retry_after,
     tokens_from,
 )
-from camab_rag.scorers.transport import NoChatTemplateError as NoChatTemplateError
-from camab_rag.scorers.transport import NoPromptLogprobsError as NoPromptLogprobsError
-from camab_rag.steps import BlockingCall, Steps, adrive, drive
+from camab_rag.steps import BlockingCall, Sleep, Steps, adrive, drive
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T")
-_LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
+E = TypeVar("E", bound=BaseException)
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
+_ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
 
 ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]  # with the assistant header
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Token ids, the last ``response_ids`` the response's, or one text, the prompt its first
-    ``prompt_chars`` characters."""
-
-    prompt: str | list[int]
-    response: str
-    prompt_chars: int = 0
-    response_ids: int | None = None
 
 
 class OpenAICompletionsScorer:
@@ -107,12 +113,37 @@ class OpenAICompletionsScorer:
             raise InputError(f"max_concurrency must be at least 1, got {max_concurrency}")
         if timeout <= 0:
             raise InputError(f"timeout must be positive, got {timeout}")
-        retry = RetryPolicy(max_retries, backoff_base, backoff_max, retry_budget_s)
-        self._http = HttpTransport(
-            base_url, model, api_key, timeout=timeout, retry=retry, headers=default_headers
-        )
-        self.base_url, self.model, self.timeout = self._http.base_url, model, float(timeout)
-        self.max_concurrency, self.retry = max_concurrency, retry
+        self.retry = RetryPolicy(max_retries, backoff_base, backoff_max, retry_budget_s)
+        parts = urlsplit(base_url)
+        if in_query := [k for k, _ in query_parameters(base_url) if carries_credential(k)]:
+            raise InputError(
+                f"base_url {public_url(base_url)} carries a credential in its query string "
+                f"({', '.join(in_query)}), and HTTP clients log URLs: send it as a header "
+                f"(default_headers={{{in_query[0]!r}: ...}}) or as api_key=... for a Bearer key"
+            )
+        path = parts.path.rstrip("/")
+        if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
+            root = urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
+            raise InputError(
+                f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
+                f"server's base URL, which ends with /v1 ({public_url(root)})"
+            )
+        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
+        self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
+        self.model, self.timeout = model, float(timeout)
+        self.max_concurrency = self.parallel_requests = max_concurrency
+        headers = {str(k): str(v) for k, v in (default_headers or {}).items()}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self.secrets = Secrets.of(base_url, api_key, headers)
+        self._has_api_key = bool(api_key)
+        user, password = parts.username, unquote(parts.password or "")
+        auth = None if user is None else httpx.BasicAuth(unquote(user), password)
+        params = httpx.QueryParams(parts.query)  # sent after each request's path
+        self._options: dict[str, Any] = dict(headers=headers, auth=auth, params=params)
+        self._options["timeout"] = self.timeout
+        self._lock = threading.Lock()
+        self._sync_client: httpx.Client | None = None
         self._renderer = chat_template_renderer
         self._tokenizer_dir = tokenizer
         self._hf_tokenizer: Any = None
@@ -121,15 +152,11 @@ class OpenAICompletionsScorer:
         self._probe_failure: TransientScorerError | None = None
 
     def __repr__(self) -> str:
-        key = "set" if self._http.has_api_key else "none"
+        key = "set" if self._has_api_key else "none"
         return (
             f"OpenAICompletionsScorer(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key=<{key}>, max_concurrency={self.max_concurrency})"
         )
-
-    @property
-    def parallel_requests(self) -> int:
-        return self.max_concurrency
 
     def render_prompt(self, prompt: Prompt) -> str:
         """Plain text verbatim; chat messages through ``chat_template_renderer`` or the
@@ -157,7 +184,7 @@ class OpenAICompletionsScorer:
                 retry_after=failure.retry_after,
             )
         # a base URL without /v1 is likelier wrong than a server without /tokenize
-        v1 = self._http.url("models").endswith("/v1/models")
+        v1 = self._endpoint_url("models").endswith("/v1/models")
         check = "" if v1 else f"{_CHECK_V1}; if it is right, "
         raise NoChatTemplateError(
             f"the server at {url} cannot score chat prompts: {check}it has no /tokenize "
@@ -178,7 +205,7 @@ class OpenAICompletionsScorer:
         }
 
     def _tokenize_steps(self, payload: dict[str, Any], clients: Any, clock: Any) -> Steps[Any]:
-        return self._http.send("tokenize", "tokenize", payload, tokens_from, clients, clock)
+        return self._send("tokenize", "tokenize", payload, tokens_from, clients, clock)
 
     def _probe_tokenize(self, clock: RequestClock | None = None) -> bool:
         """Whether the server has a vLLM-style ``/tokenize`` (asked once)."""
@@ -194,7 +221,7 @@ class OpenAICompletionsScorer:
             except (CredentialsRefusedError, RedirectRefusedError, ModelNotServedError):
                 raise  # not a missing /tokenize
             except ScorerError:
-                if drive(self._http.models(None, clock or RequestClock()))[0] == 404:
+                if drive(self._served_models(None, clock or RequestClock()))[0] == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
                         f"no OpenAI-compatible server at {self.base_url}: its /models and "
                         f"/tokenize answer HTTP 404 (a wrong URL?): {_CHECK_V1}"
@@ -246,8 +273,10 @@ class OpenAICompletionsScorer:
 
         def echoed(plan: Plan) -> Steps[ResponseLogprobs]:
             # max_tokens 1, not 0 (read as "no limit" by some); the token is cut from the echo
-            body = {"prompt": plan.prompt, "max_tokens": 1, "echo": True, "logprobs": 0}
-            return self._completion_steps(body, lambda raw: parse_echo(raw, plan), clients, clock)
+            body: dict[str, Any] = {"prompt": plan.prompt, "max_tokens": 1, "echo": True}
+            body.update(logprobs=0, temperature=0.0)
+            parse = functools.partial(parse_echo, plan=plan)
+            return self._send("completion", "completions", body, parse, clients, clock)
 
         try:
             return (yield from echoed(plan))
@@ -257,21 +286,12 @@ class OpenAICompletionsScorer:
                 raise
             return (yield from echoed(self._text_plan(request)))
 
-    def _completion_steps(
-        self, body: dict[str, Any], parse: Callable[[Any], Any], clients: Any, clock: Any = None
-    ) -> Steps[Any]:
-        what = "completion" if body.get("echo") else "generation"
-        body = {**body, "temperature": 0.0}
-        return self._http.send(what, "completions", body, parse, clients, clock)
-
     def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Log-probs of each response, ``max_concurrency`` in flight; the first runs alone, so
         a server that cannot score fails once."""
         requests = list(requests)
-        if not requests:
-            return []
-        first = drive(self._score_steps(requests[0], None))
-        return [first, *self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])]
+        first = [drive(self._score_steps(r, None)) for r in requests[:1]]
+        return first + self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])
 
     def _map(self, one: Callable[[Any], T], items: list[Any]) -> list[T]:
         """``one`` over ``items`` on ``max_concurrency`` threads, each in a copy of the
@@ -283,18 +303,16 @@ class OpenAICompletionsScorer:
     async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
         """Async :meth:`score`: ``max_concurrency`` requests in flight on this event loop."""
         requests = list(requests)
-        if not requests:
-            return []
         semaphore = asyncio.Semaphore(self.max_concurrency)
-        async with self._http.async_client() as clients:
+        async with httpx.AsyncClient(**self._options) as clients:
 
             async def one(request: ScoreRequest) -> ResponseLogprobs:
                 async with semaphore:
                     return await adrive(self._score_steps(request, clients))
 
-            first = await one(requests[0])
+            first = [await one(r) for r in requests[:1]]
             rest = await asyncio.gather(*(one(r) for r in requests[1:]))
-        return [first, *rest]
+        return [*first, *rest]
 
     def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]:
         """Greedy answers to ``prompts`` through ``/v1/completions``, whitespace stripped."""
@@ -310,169 +328,205 @@ class OpenAICompletionsScorer:
                 sent = drive(self._tokenize_steps(self._prompt_payload(prompt), None, None))
             else:
                 sent = self.render_prompt(prompt)
-            body = {"prompt": sent, "max_tokens": max_new_tokens}
-            return str(drive(self._completion_steps(body, text, None)))
+            body = {"prompt": sent, "max_tokens": max_new_tokens, "temperature": 0.0}
+            return str(drive(self._send("generation", "completions", body, text, None)))
 
         return self._map(one, list(prompts))
 
+    def _endpoint_url(self, endpoint: Endpoint) -> str:
+        if endpoint in ("completions", "models"):
+            return f"{self._url}/{endpoint}"
+        root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
+        return f"{root}/tokenize"  # /tokenize lives beside /v1
+
+    def _http_client(self) -> httpx.Client:
+        """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
+        with self._lock:
+            if self._sync_client is None:
+                self._sync_client = httpx.Client(**self._options)
+                weakref.finalize(self, self._sync_client.close)
+            return self._sync_client
+
     def close(self) -> None:
-        self._http.close()
+        with self._lock:
+            client, self._sync_client = self._sync_client, None
+        if client is not None:
+            client.close()
 
+    def _send(
+        self,
+        what: str,
+        endpoint: Endpoint,
+        body: dict[str, Any],
+        parse: Callable[[Any], T],
+        clients: httpx.AsyncClient | None,
+        clock: RequestClock | None = None,
+    ) -> Steps[T]:
+        """The parsed answer to one request, retried under the policy and ``clock``."""
+        clock = clock or RequestClock()
+        body = {"model": self.model, **body}
+        for attempt in range(self.retry.max_retries + 1):
+            limit = self._limit(clock)
+            failure: Exception
+            try:
+                reply = yield ApiCall(self, clients, endpoint, body, limit)
+                return parse(self._json(reply, endpoint))
+            except Exception as exc:
+                failure = exc
+            # decided outside the except block: a raised error chains no client exception
+            error = self._classify(failure, limit)
+            if isinstance(error, ModelNotServedError) and endpoint != "models":
+                error = self._not_served((yield from self._served_models(clients, clock))[1])
+            clock.timed_out |= isinstance(failure, httpx.TimeoutException)
+            delay = self._retry_delay(what, attempt, clock, error)
+            yield Sleep(delay)
+        raise AssertionError("unreachable")
 
-class EchoEntry(NamedTuple):
-    """One echoed token: its text, log-prob (``None`` for the first) and text offset."""
+    def _served_models(
+        self, clients: Any, clock: RequestClock
+    ) -> Steps[tuple[int | None, tuple[str, ...]]]:
+        """One attempt at ``/v1/models``: its HTTP status (``None``: no answer) and model ids."""
+        status: int | None = None
+        ids: list[object] = []
+        try:
+            reply = yield ApiCall(self, clients, "models", None, self._limit(clock))
+            status = reply.status_code
+            ids = [e.get("id") for e in self._json(reply, "models")["data"]]
+        except Exception as exc:  # the not-found error then stands without the list
+            logger.debug("listing the served models failed: %s", self.secrets.clean(str(exc)))
+        return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
-    token: str
-    logprob: float | None
-    offset: int | None
+    def _limit(self, clock: RequestClock) -> float:
+        limit = self.timeout
+        if clock.first_failure is not None and self.retry.budget_s is not None:
+            limit = min(limit, self.retry.budget_s - clock.spent())
+        left = deadline.remaining()
+        if left is not None:
+            if left <= 0:
+                raise deadline.expired()
+            limit = min(limit, left)
+        return max(limit, 0.001)
 
-
-def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
-    """The per-token entries of an echoed choice."""
-    logprobs = choice.get("logprobs")
-    if not isinstance(logprobs, Mapping) or not logprobs.get("token_logprobs"):
-        raise NoPromptLogprobsError(
-            "the server returned no log-probabilities of the prompt (no `logprobs.token_logprobs`)"
-        )
-    values = list(logprobs["token_logprobs"])
-    tokens = list(logprobs.get("tokens") or [])
-    offsets = list(logprobs.get("text_offset") or [None] * len(values))
-    if not len(tokens) == len(values) == len(offsets):
-        raise ScorerError(
-            "the server's logprobs object has tokens, token_logprobs and text_offset of "
-            f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
-        )
-    return [
-        EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
-        for t, v, o in zip(tokens, values, offsets)
-    ]
-
-
-def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
-    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt."""
-    choice = _choice(raw)
-    entries = echo_entries(choice)
-    sent = None if plan.response_ids is None else len(plan.prompt)
-    n_prompt = _echoed_prompt_length(entries, raw.get("usage"), sent)
-    entries, generated = entries[:n_prompt], entries[n_prompt:]  # cut the generated token(s)
-    text, response = choice.get("text"), plan.response
-    if plan.response_ids is not None:
-        start = n_prompt - plan.response_ids
-        offsets = _offsets_in_response(entries[start:], generated, text, response)
-    else:
-        start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
-    picked = entries[start:]  # never empty: both modes find at least one response token
-    values = [e.logprob for e in picked]
-    if values[0] is None:
-        raise ScorerError(
-            "the server gave no log-probability for the response's first token (the first of "
-            "the sequence): give the response a non-empty prompt"
-        )
-    if None in values:
-        raise ScorerError("the server gave a null log-probability inside the response")
-    impossible = next((i for i, v in enumerate(values) if v and v > _LOGPROB_SLACK), None)
-    if impossible is not None:
-        raise Retryable(
-            f"malformed response body: log-probability {values[impossible]:g} for token "
-            f"{impossible} of the response (a log-probability is never above 0)"
-        )
-    logprobs, tokens = np.asarray(values, np.float64), tuple(e.token for e in picked)
-    return ResponseLogprobs(logprobs, np.asarray(offsets, np.int64), tokens, prompt_tokens=start)
-
-
-def _echoed_prompt_length(
-    entries: Sequence[EchoEntry], usage: Mapping[str, Any] | None, sent_total: int | None
-) -> int:
-    reported = usage.get("prompt_tokens") if usage else None
-    if sent_total is not None:
-        if isinstance(reported, int) and reported != sent_total:
-            raise ScorerError(
-                f"the server counted {reported} prompt tokens but {sent_total} token ids "
-                "were sent: it does not score token-id prompts as given"
+    def _retry_delay(
+        self, what: str, attempt: int, clock: RequestClock, error: BaseException
+    ) -> float:
+        """The pause before attempt ``attempt + 1``, or the final error to raise."""
+        if not isinstance(error, TransientScorerError):
+            raise self._scrub(error)
+        if clock.first_failure is None:
+            clock.first_failure, clock.first_error = time.monotonic(), str(error)
+        delay, cause = self.retry.delay(attempt + 1, error.retry_after), str(error)
+        if clock.first_error not in ("", cause):
+            cause += f" (first: {clock.first_error})"
+        left = deadline.remaining()
+        if left is not None and delay >= left:
+            raise deadline.expired(self.secrets.clean(f"{what}, {cause}"))
+        stop = self.retry.why_stop(attempt, clock.spent(), delay)
+        if stop is not None:
+            if clock.timed_out:  # the knob that bounds a silent server's wait
+                cause += f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
+                cause += "request timeout): pass a lower OpenAICompletionsScorer(timeout=...)"
+            refused = isinstance(error, ServerRefusedError)
+            if refused:  # nothing listens there: no later request will fare better
+                cause += "; nothing accepts connections there: is it running? check base_url"
+            raise (ServerRefusedError if refused else TransientScorerError)(
+                self.secrets.clean(f"{what} {stop}: {cause}"),
+                status_code=error.status_code,
+                retry_after=error.retry_after,
+                unreachable=error.unreachable,
             )
-        n = sent_total
-    elif isinstance(reported, int) and reported > 0:
-        n = reported
-    else:
-        raise ScorerError(
-            "the server's response has no usage.prompt_tokens to tell the echoed prompt apart"
+        logger.info("%s: %s; retrying in %.2f s", what, error, delay)
+        return delay
+
+    def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
+        path = urlsplit(self._endpoint_url(endpoint)).path
+        status, headers = reply.status_code, reply.headers
+        if status >= 400 or status < 200:
+            message = self.secrets.clean(_error_message(reply.content))
+            raise self._status_error(status, headers, message, path)
+        if 300 <= status < 400:
+            target = self.secrets.clean(public_url(headers.get("location", "another URL")))
+            raise RedirectRefusedError(
+                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}), "
+                "not followed (no credential goes elsewhere): pass that URL as base_url"
+            )
+        return json.loads(reply.content)  # a ValueError is a malformed body: retried
+
+    def _scrub(self, error: E) -> E:
+        if (clean := self.secrets.clean(str(error))) == str(error):
+            return error
+        scrubbed = copy.copy(error)
+        scrubbed.args = (clean,)
+        scrubbed.__cause__ = scrubbed.__context__ = None
+        return scrubbed
+
+    def _classify(self, exc: BaseException, limit: float) -> BaseException:
+        """Map a failed attempt to a ``TransientScorerError`` (retried) or a final error."""
+        if isinstance(exc, CamabError):
+            return self._scrub(exc)
+        if isinstance(exc, httpx.TimeoutException):
+            return TransientScorerError(f"request timed out after {limit:g} s", unreachable=True)
+        if isinstance(exc, httpx.TransportError):
+            cause = exc.__cause__ or exc.__context__
+            text = str(exc) or type(exc).__name__
+            text = f"{text} ({type(cause).__name__}: {cause})" if cause else text
+            refused = isinstance(exc, httpx.ConnectError)
+            message = self.secrets.clean(f"connection error at {self.base_url}: {text}")
+            return (ServerRefusedError if refused else TransientScorerError)(
+                message, unreachable=refused
+            )
+        if isinstance(exc, UnicodeEncodeError):
+            return TextError(
+                "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
+                "the input is at fault, not the server; camab_rag.text_gate.check_text "
+                "names the field and position",
+                reason="surrogate",
+            )
+        if isinstance(exc, ValueError):  # a malformed JSON body or echo
+            return TransientScorerError(
+                self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
+            )
+        return self._scrub(exc)
+
+    def _not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
+        listed = f" (it serves: {', '.join(served)})" if served else ""
+        message = f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
+        return ModelNotServedError(
+            self.secrets.clean(message + "model= one of the names its /v1/models lists"), served
         )
-    if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
-        raise NoPromptLogprobsError(
-            f"the server echoed log-probs for {len(entries)} tokens but the prompt has {n}: "
-            "it did not return the prompt's log-probabilities"
-        )
-    if len(entries) < n:  # a miscount, not a server that cannot score: try again
-        raise Retryable(f"malformed response body: {n} prompt tokens, {len(entries)} echoed")
-    return n
 
-
-def _text_mode_boundary(
-    entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
-) -> tuple[int, list[int]]:
-    """Text mode: the first response token's index and the response tokens' offsets."""
-    full_len = prompt_chars + len(response)
-    if all(e.offset is not None for e in entries):
-        # offsets may count text the echo dropped (a BOS): align the end with len(full)
-        offsets = [int(e.offset or 0) for e in entries]
-        shift = offsets[-1] + len(entries[-1].token) - full_len
-        offsets = [o - shift for o in offsets]
-    else:  # no text offsets: accumulate the tokens' lengths from the end
-        ends = itertools.accumulate(len(e.token) for e in reversed(entries))
-        offsets = [full_len - n for n in ends][::-1]
-    start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
-    if start == len(entries) or offsets[start] != prompt_chars:
-        span_start = offsets[start - 1] if start else 0
-        span_end = offsets[start] if start < len(entries) else full_len
-        raise ScorerError(
-            "the response's first token merges with the end of the prompt in the server's "
-            f"tokenization (a token spans characters {span_start}..{span_end} across the "
-            f"boundary at {prompt_chars}): end the prompt with a space or newline, or use a "
-            "server with a /tokenize endpoint (vLLM)"
-        )
-    picked = entries[start:]
-    joined = "".join(e.token for e in picked)
-    if joined != response:
-        echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
-        if echoed != response:
-            raise _mismatch(joined, response)
-    return start, [o - prompt_chars for o in offsets[start:]]
-
-
-def _offsets_in_response(
-    picked: Sequence[EchoEntry], generated: Sequence[EchoEntry], text: object, response: str
-) -> list[int]:
-    """Token-id mode: character offsets of the response tokens, checked to re-join."""
-    joined = "".join(e.token for e in picked)
-    rejoins = joined == response
-    if not rejoins and isinstance(text, str):
-        # tokens may split a character (an emoji): the echoed text must end with the response
-        tail = "".join(e.token for e in generated)
-        body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
-        rejoins = body.endswith(response)
-    if not rejoins:
-        raise _mismatch(joined, response)
-    if all(e.offset is not None for e in picked):
-        starts = [int(e.offset or 0) for e in picked]
-        if starts[-1] + len(picked[-1].token) - starts[0] == len(response):
-            return [o - starts[0] for o in starts]
-    if joined != response:
-        raise ScorerError(
-            "cannot place the response tokens in the response: the server gave no text "
-            "offsets and the token strings do not re-join to the response"
-        )
-    return list(itertools.accumulate((len(e.token) for e in picked[:-1]), initial=0))
-
-
-def _choice(raw: Any) -> Mapping[str, Any]:
-    choices = raw.get("choices") if isinstance(raw, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise Retryable("malformed response body: no choices")
-    return choices[0]
-
-
-def _mismatch(joined: str, response: str) -> ResponseTokensMismatchError:
-    return ResponseTokensMismatchError(
-        "the echoed response tokens do not re-join to the response: "
-        f"{_clip(joined)!r} != {_clip(response)!r}"
-    )
+    def _status_error(
+        self, status: int, headers: Mapping[str, str], message: str, path: str
+    ) -> BaseException:
+        server, clipped = f"the server at {self.base_url}", _clip(message, 200)
+        lowered = message.lower()
+        if status == 429 or status == 408 or status >= 500:
+            after = retry_after(headers)
+            return TransientScorerError(
+                f"HTTP {status}: {clipped}", retry_after=after, status_code=status
+            )
+        if status in (401, 403):
+            return CredentialsRefusedError(
+                f"{server} refused the request (HTTP {status}): check the api_key"
+            )
+        if status == 404 and "not supported" in lowered:  # a chat-only model (OpenAI)
+            return NoPromptLogprobsError(
+                f"{server} does not serve {path} for model {self.model!r} (HTTP 404: {clipped})"
+            )
+        # vLLM, OpenAI: "The model `x` does not exist", others: "model 'x' not found"
+        missing = "does not exist" in lowered or "not found" in lowered
+        if status == 404 and missing and "model" in lowered:
+            return self._not_served(())
+        if status == 404:
+            return ScorerError(
+                f"HTTP 404 from {path}: {clipped} (check base_url ends with /v1 and that model "
+                f"{self.model!r} is served)"
+            )
+        if too_long := context_too_long(message):
+            return too_long
+        if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
+            why = f"(HTTP {status}: {clipped})"
+            return NoPromptLogprobsError(
+                f"the server rejected a request for prompt log-probabilities {why}"
+            )
+        return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")

@@ -98,8 +98,6 @@ class _Node:
     parent: _Node | None
     children: dict[int, _Node] = field(default_factory=dict)
     used: int = 0
-    nbytes: int = 0
-    pinned: bool = False
 
 
 def _nbytes(kv: LayerKV) -> int:
@@ -116,7 +114,7 @@ class PrefixStore:
 
     def clear(self) -> None:
         self.root, self.nbytes = _Node((), [], None), 0
-        self._pinned: list[_Node] = []
+        self._pinned: set[_Node] = set()
 
     def walk(self, ids: Sequence[int], limit: int) -> tuple[int, list[tuple[_Node, int]]]:
         """The longest stored prefix of ``ids[:limit]``: its length, and the nodes along it
@@ -154,14 +152,9 @@ class PrefixStore:
 
     def pin(self, ids: Sequence[int], length: int) -> None:
         """Keep the stored prefix ``ids[:length]`` until :meth:`unpin_all`."""
-        for node, _ in self.walk(ids, length)[1]:
-            if not node.pinned:
-                node.pinned = True
-                self._pinned.append(node)
+        self._pinned.update(node for node, _ in self.walk(ids, length)[1])
 
     def unpin_all(self) -> None:
-        for node in self._pinned:
-            node.pinned = False
         self._pinned.clear()
         self._evict(None)
 
@@ -182,7 +175,7 @@ class PrefixStore:
         else:
             parent = path[-1][0] if path else self.root
         self._clock += 1
-        node = _Node(tuple(ids[pos:]), part, parent, used=self._clock, nbytes=size)
+        node = _Node(tuple(ids[pos:]), part, parent, used=self._clock)
         parent.children[node.tokens[0]] = node
         self.nbytes += size
         for above, _ in path:
@@ -193,14 +186,12 @@ class PrefixStore:
         assert node.parent is not None and 0 < at < len(node.tokens)
         head_kv = [(k[:, :at].clone(), v[:, :at].clone()) for k, v in node.kv]
         tail_kv = [(k[:, at:].clone(), v[:, at:].clone()) for k, v in node.kv]
-        head = _Node(node.tokens[:at], head_kv, node.parent, {}, node.used, _nbytes(head_kv))
-        head.pinned = node.pinned  # then in _pinned too
+        head = _Node(node.tokens[:at], head_kv, node.parent, {}, node.used)
         node.parent.children[node.tokens[0]] = head
         node.tokens, node.kv, node.parent = node.tokens[at:], tail_kv, head
-        node.nbytes = _nbytes(tail_kv)
         head.children[node.tokens[0]] = node
-        if head.pinned:
-            self._pinned.append(head)
+        if node in self._pinned:
+            self._pinned.add(head)
         return head
 
     def _evict(self, keep: _Node | None) -> None:
@@ -209,14 +200,14 @@ class PrefixStore:
             while stack:
                 node = stack.pop()
                 stack.extend(node.children.values())
-                if not node.children and not node.pinned and node is not keep:
+                if not node.children and node not in self._pinned and node is not keep:
                     leaves.append(node)
             if not leaves:
                 return
             victim = min(leaves, key=lambda n: n.used)
             assert victim.parent is not None
             del victim.parent.children[victim.tokens[0]]
-            self.nbytes -= victim.nbytes
+            self.nbytes -= _nbytes(victim.kv)
 
 
 @functools.cache

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse
@@ -312,11 +313,8 @@ class ScorerCache:
                 if isinstance(hit[1], ProxyFallbackScorer):
                     hit[1].recheck()  # an attribution starts: the own model may score again
                 return hit[1]
-            if configured:
-                options = {"llm": self.llm, **self.options}
-                scorer = resolve_scorer(self.scorer, proxy=self.proxy, **options)
-            else:
-                make = build or (lambda **o: resolve_scorer(llm=model, **o))
-                scorer = _own_or_proxy(lambda: make(**self.options), self.proxy)
+            if configured or build is None:
+                build = partial(resolve_scorer, self.scorer, llm=self.llm if configured else model)
+            scorer = _own_or_proxy(lambda: build(**self.options), self.proxy)
             self._built[key] = (owner, scorer)
             return scorer

@@ -1,49 +1,32 @@
-"""The HTTP client of the OpenAI-compatible scorer: bounded requests, retries of transient
-failures under a :class:`~camab_rag.retry.RetryPolicy`, and what a failed call means.
-Credentials go to this server only and are masked in every message."""
+"""The HTTP scorer's wire: one bounded HTTP attempt (:class:`ApiCall`), what a reply's
+errors mean, and the response's log-probs cut out of an echoed completion."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import email.utils
+import itertools
 import json
-import logging
 import re
 import socket
 import threading
 import time
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-from urllib.parse import unquote, urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import httpx
+import numpy as np
 
-from camab_rag import deadline
-from camab_rag.errors import (
-    CamabError,
-    CannotScoreError,
-    CredentialsRefusedError,
-    InputError,
-    ModelNotServedError,
-    ScorerError,
-    ServerRefusedError,
-    TextError,
-    TransientScorerError,
-)
-from camab_rag.redaction import Secrets, carries_credential, public_url, query_parameters
-from camab_rag.retry import Retryable, RetryPolicy
-from camab_rag.steps import Sleep, Steps
+from camab_rag.errors import CannotScoreError, InputError, ScorerError, TransientScorerError
+from camab_rag.scorers.base import ResponseLogprobs
 
-logger = logging.getLogger(__name__)
-T = TypeVar("T")
-E = TypeVar("E", bound=BaseException)
+if TYPE_CHECKING:
+    from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
+
 Endpoint = Literal["completions", "tokenize", "models"]
-
-_ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
+_LOGPROB_SLACK = 1e-4  # a log-probability above this is impossible, not rounding
 
 PROXY_FIX = (
     "pass proxy=camab_rag.default_scorer() (in the LangChain and LlamaIndex integrations; "
@@ -101,14 +84,14 @@ class RequestClock:
 class ApiCall:
     """One HTTP attempt of at most ``limit`` seconds, body included (``GET`` without a body)."""
 
-    transport: HttpTransport
+    scorer: OpenAICompletionsScorer
     clients: httpx.AsyncClient | None
     endpoint: Endpoint
     body: dict[str, Any] | None
     limit: float
 
     def run(self) -> httpx.Response:
-        client, url = self.transport.client(), self.transport.url(self.endpoint)
+        client, url = self.scorer._http_client(), self.scorer._endpoint_url(self.endpoint)
         end = time.monotonic() + self.limit  # from the client's first use on (it loads CAs)
         method = "GET" if self.body is None else "POST"
         request = client.build_request(method, url, json=self.body, timeout=self.limit)
@@ -153,7 +136,7 @@ class ApiCall:
         )
 
     async def arun(self) -> httpx.Response:
-        http, url, limit = self.clients, self.transport.url(self.endpoint), self.limit
+        http, url, limit = self.clients, self.scorer._endpoint_url(self.endpoint), self.limit
         assert http is not None  # the client of async_client()
         method = "GET" if self.body is None else "POST"
 
@@ -168,249 +151,6 @@ class ApiCall:
             return await asyncio.wait_for(attempt(), limit)
         except asyncio.TimeoutError:
             raise httpx.ReadTimeout("the response did not end in time") from None
-
-
-class HttpTransport:
-    """Client, retries and failure meaning for one OpenAI-compatible server."""
-
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str | None,
-        *,
-        timeout: float,
-        retry: RetryPolicy,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        parts = urlsplit(base_url)
-        if in_query := [k for k, _ in query_parameters(base_url) if carries_credential(k)]:
-            raise InputError(
-                f"base_url {public_url(base_url)} carries a credential in its query string "
-                f"({', '.join(in_query)}), and HTTP clients log URLs: send it as a header "
-                f"(default_headers={{{in_query[0]!r}: ...}}) or as api_key=... for a Bearer key"
-            )
-        path = parts.path.rstrip("/")
-        if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
-            root = urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
-            raise InputError(
-                f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
-                f"server's base URL, which ends with /v1 ({public_url(root)})"
-            )
-        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
-        self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
-        self.model = model
-        self.timeout = float(timeout)
-        self.retry = retry
-        self._headers = {str(k): str(v) for k, v in (headers or {}).items()}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self.secrets = Secrets.of(base_url, api_key, self._headers)
-        self.has_api_key = bool(api_key)
-        self._lock = threading.Lock()
-        self._sync_client: httpx.Client | None = None
-        user, password = parts.username, unquote(parts.password or "")
-        auth = None if user is None else httpx.BasicAuth(unquote(user), password)
-        params = httpx.QueryParams(parts.query)  # sent after each request's path
-        self._options: dict[str, Any] = dict(headers=self._headers, auth=auth, params=params)
-        self._options["timeout"] = self.timeout
-
-    def url(self, endpoint: Endpoint) -> str:
-        if endpoint in ("completions", "models"):
-            return f"{self._url}/{endpoint}"
-        root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
-        return f"{root}/tokenize"  # /tokenize lives beside /v1
-
-    def client(self) -> httpx.Client:
-        """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
-        with self._lock:
-            if self._sync_client is None:
-                self._sync_client = httpx.Client(**self._options)
-                weakref.finalize(self, self._sync_client.close)
-            return self._sync_client
-
-    def async_client(self) -> httpx.AsyncClient:
-        """An async client for one batch (``async with`` closes it)."""
-        return httpx.AsyncClient(**self._options)
-
-    def close(self) -> None:
-        with self._lock:
-            client, self._sync_client = self._sync_client, None
-        if client is not None:
-            client.close()
-
-    def send(
-        self,
-        what: str,
-        endpoint: Endpoint,
-        body: dict[str, Any],
-        parse: Callable[[Any], T],
-        clients: httpx.AsyncClient | None,
-        clock: RequestClock | None = None,
-    ) -> Steps[T]:
-        """The parsed answer to one request, retried under the policy and ``clock``."""
-        clock = clock or RequestClock()
-        body = {"model": self.model, **body}
-        for attempt in range(self.retry.max_retries + 1):
-            limit = self._limit(clock)
-            failure: Exception
-            try:
-                reply = yield ApiCall(self, clients, endpoint, body, limit)
-                return parse(self._json(reply, endpoint))
-            except Exception as exc:
-                failure = exc
-            # decided outside the except block: a raised error chains no client exception
-            error = self._classify(failure, limit)
-            if isinstance(error, ModelNotServedError) and endpoint != "models":
-                error = self._not_served((yield from self.models(clients, clock))[1])
-            clock.timed_out |= isinstance(failure, httpx.TimeoutException)
-            delay = self._retry_delay(what, attempt, clock, error)
-            yield Sleep(delay)
-        raise AssertionError("unreachable")
-
-    def models(
-        self, clients: Any, clock: RequestClock
-    ) -> Steps[tuple[int | None, tuple[str, ...]]]:
-        """One attempt at ``/v1/models``: its HTTP status (``None``: no answer) and model ids."""
-        status: int | None = None
-        ids: list[object] = []
-        try:
-            reply = yield ApiCall(self, clients, "models", None, self._limit(clock))
-            status = reply.status_code
-            ids = [e.get("id") for e in self._json(reply, "models")["data"]]
-        except Exception as exc:  # the not-found error then stands without the list
-            logger.debug("listing the served models failed: %s", self.secrets.clean(str(exc)))
-        return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
-
-    def _limit(self, clock: RequestClock) -> float:
-        limit = self.timeout
-        if clock.first_failure is not None and self.retry.budget_s is not None:
-            limit = min(limit, self.retry.budget_s - clock.spent())
-        left = deadline.remaining()
-        if left is not None:
-            if left <= 0:
-                raise deadline.expired()
-            limit = min(limit, left)
-        return max(limit, 0.001)
-
-    def _retry_delay(
-        self, what: str, attempt: int, clock: RequestClock, error: BaseException
-    ) -> float:
-        """The pause before attempt ``attempt + 1``, or the final error to raise."""
-        if not isinstance(error, Retryable):
-            raise self._scrub(error)
-        if clock.first_failure is None:
-            clock.first_failure, clock.first_error = time.monotonic(), str(error)
-        delay, cause = self.retry.delay(attempt + 1, error.retry_after), str(error)
-        if clock.first_error not in ("", cause):
-            cause += f" (first: {clock.first_error})"
-        left = deadline.remaining()
-        if left is not None and delay >= left:
-            raise deadline.expired(self.secrets.clean(f"{what}, {cause}"))
-        stop = self.retry.why_stop(attempt, clock.spent(), delay)
-        if stop is not None:
-            if clock.timed_out:  # the knob that bounds a silent server's wait
-                cause += f"; each attempt waits up to timeout={self.timeout:g} s (the scorer's "
-                cause += "request timeout): pass a lower OpenAICompletionsScorer(timeout=...)"
-            kind = ServerRefusedError if error.refused else TransientScorerError
-            if error.refused:  # nothing listens there: no later request will fare better
-                cause += "; nothing accepts connections there: is it running? check base_url"
-            raise kind(
-                self.secrets.clean(f"{what} {stop}: {cause}"),
-                status_code=error.status_code,
-                retry_after=error.retry_after,
-                unreachable=error.unreachable,
-            )
-        logger.info("%s: %s; retrying in %.2f s", what, error, delay)
-        return delay
-
-    def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
-        path = urlsplit(self.url(endpoint)).path
-        status, headers = reply.status_code, reply.headers
-        if status >= 400 or status < 200:
-            message = self.secrets.clean(_error_message(reply.content))
-            raise self._status_error(status, headers, message, path)
-        if 300 <= status < 400:
-            target = self.secrets.clean(public_url(headers.get("location", "another URL")))
-            raise RedirectRefusedError(
-                f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}), "
-                "not followed (no credential goes elsewhere): pass that URL as base_url"
-            )
-        return json.loads(reply.content)  # a ValueError is a malformed body: retried
-
-    def _scrub(self, error: E) -> E:
-        if (clean := self.secrets.clean(str(error))) == str(error):
-            return error
-        scrubbed = copy.copy(error)
-        scrubbed.args = (clean,)
-        scrubbed.__cause__ = scrubbed.__context__ = None
-        return scrubbed
-
-    def _classify(self, exc: BaseException, limit: float) -> BaseException:
-        """Map a failed attempt to ``Retryable`` or a final error."""
-        if isinstance(exc, CamabError):
-            return self._scrub(exc)
-        if isinstance(exc, httpx.TimeoutException):
-            return Retryable(f"request timed out after {limit:g} s", unreachable=True)
-        if isinstance(exc, httpx.TransportError):
-            cause = exc.__cause__ or exc.__context__
-            text = str(exc) or type(exc).__name__
-            text = f"{text} ({type(cause).__name__}: {cause})" if cause else text
-            refused = isinstance(exc, httpx.ConnectError)
-            message = self.secrets.clean(f"connection error at {self.base_url}: {text}")
-            return Retryable(message, unreachable=refused, refused=refused)
-        if isinstance(exc, UnicodeEncodeError):
-            return TextError(
-                "the request holds text that cannot be encoded as UTF-8 (a lone surrogate): "
-                "the input is at fault, not the server; camab_rag.text_gate.check_text "
-                "names the field and position",
-                reason="surrogate",
-            )
-        if isinstance(exc, ValueError):  # a malformed JSON body or echo
-            return Retryable(
-                self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
-            )
-        return self._scrub(exc)
-
-    def _not_served(self, served: tuple[str, ...]) -> ModelNotServedError:
-        listed = f" (it serves: {', '.join(served)})" if served else ""
-        message = f"model {self.model!r} is not served at {self.base_url}{listed}: pass "
-        return ModelNotServedError(
-            self.secrets.clean(message + "model= one of the names its /v1/models lists"), served
-        )
-
-    def _status_error(
-        self, status: int, headers: Mapping[str, str], message: str, path: str
-    ) -> BaseException:
-        server, clipped = f"the server at {self.base_url}", _clip(message, 200)
-        lowered = message.lower()
-        if status == 429 or status == 408 or status >= 500:
-            return Retryable(f"HTTP {status}: {clipped}", retry_after(headers), status_code=status)
-        if status in (401, 403):
-            return CredentialsRefusedError(
-                f"{server} refused the request (HTTP {status}): check the api_key"
-            )
-        if status == 404 and "not supported" in lowered:  # a chat-only model (OpenAI)
-            return NoPromptLogprobsError(
-                f"{server} does not serve {path} for model {self.model!r} (HTTP 404: {clipped})"
-            )
-        # vLLM, OpenAI: "The model `x` does not exist", others: "model 'x' not found"
-        missing = "does not exist" in lowered or "not found" in lowered
-        if status == 404 and missing and "model" in lowered:
-            return self._not_served(())
-        if status == 404:
-            return ScorerError(
-                f"HTTP 404 from {path}: {clipped} (check base_url ends with /v1 and that model "
-                f"{self.model!r} is served)"
-            )
-        if too_long := context_too_long(message):
-            return too_long
-        if any(w in lowered for w in ("echo", "logprobs", "prompt_logprobs")):
-            why = f"(HTTP {status}: {clipped})"
-            return NoPromptLogprobsError(
-                f"the server rejected a request for prompt log-probabilities {why}"
-            )
-        return ScorerError(f"HTTP {status} from {self.base_url}: {_clip(message, 300)}")
 
 
 _CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\d+)")
@@ -462,3 +202,175 @@ def _error_message(content: bytes) -> str:
 
 def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Token ids, the last ``response_ids`` the response's, or one text, the prompt its first
+    ``prompt_chars`` characters."""
+
+    prompt: str | list[int]
+    response: str
+    prompt_chars: int = 0
+    response_ids: int | None = None
+
+
+class EchoEntry(NamedTuple):
+    """One echoed token: its text, log-prob (``None`` for the first) and text offset."""
+
+    token: str
+    logprob: float | None
+    offset: int | None
+
+
+def echo_entries(choice: Mapping[str, Any]) -> list[EchoEntry]:
+    """The per-token entries of an echoed choice."""
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, Mapping) or not logprobs.get("token_logprobs"):
+        raise NoPromptLogprobsError(
+            "the server returned no log-probabilities of the prompt (no `logprobs.token_logprobs`)"
+        )
+    values = list(logprobs["token_logprobs"])
+    tokens = list(logprobs.get("tokens") or [])
+    offsets = list(logprobs.get("text_offset") or [None] * len(values))
+    if not len(tokens) == len(values) == len(offsets):
+        raise ScorerError(
+            "the server's logprobs object has tokens, token_logprobs and text_offset of "
+            f"different lengths ({len(tokens)}, {len(values)}, {len(offsets)})"
+        )
+    return [
+        EchoEntry(str(t), None if v is None else float(v), None if o is None else int(o))
+        for t, v, o in zip(tokens, values, offsets)
+    ]
+
+
+def parse_echo(raw: Any, plan: Plan) -> ResponseLogprobs:
+    """The response's log-probs cut out of a completion that echoes ``plan``'s prompt."""
+    choice = _choice(raw)
+    entries = echo_entries(choice)
+    sent = None if plan.response_ids is None else len(plan.prompt)
+    n_prompt = _echoed_prompt_length(entries, raw.get("usage"), sent)
+    entries, generated = entries[:n_prompt], entries[n_prompt:]  # cut the generated token(s)
+    text, response = choice.get("text"), plan.response
+    if plan.response_ids is not None:
+        start = n_prompt - plan.response_ids
+        offsets = _offsets_in_response(entries[start:], generated, text, response)
+    else:
+        start, offsets = _text_mode_boundary(entries, text, plan.prompt_chars, response)
+    picked = entries[start:]  # never empty: both modes find at least one response token
+    values = [e.logprob for e in picked]
+    if values[0] is None:
+        raise ScorerError(
+            "the server gave no log-probability for the response's first token (the first of "
+            "the sequence): give the response a non-empty prompt"
+        )
+    if None in values:
+        raise ScorerError("the server gave a null log-probability inside the response")
+    impossible = next((i for i, v in enumerate(values) if v and v > _LOGPROB_SLACK), None)
+    if impossible is not None:
+        raise TransientScorerError(
+            f"malformed response body: log-probability {values[impossible]:g} for token "
+            f"{impossible} of the response (a log-probability is never above 0)"
+        )
+    logprobs, tokens = np.asarray(values, np.float64), tuple(e.token for e in picked)
+    return ResponseLogprobs(logprobs, np.asarray(offsets, np.int64), tokens, prompt_tokens=start)
+
+
+def _echoed_prompt_length(
+    entries: Sequence[EchoEntry], usage: Mapping[str, Any] | None, sent_total: int | None
+) -> int:
+    reported = usage.get("prompt_tokens") if usage else None
+    if sent_total is not None:
+        if isinstance(reported, int) and reported != sent_total:
+            raise ScorerError(
+                f"the server counted {reported} prompt tokens but {sent_total} token ids "
+                "were sent: it does not score token-id prompts as given"
+            )
+        n = sent_total
+    elif isinstance(reported, int) and reported > 0:
+        n = reported
+    else:
+        raise ScorerError(
+            "the server's response has no usage.prompt_tokens to tell the echoed prompt apart"
+        )
+    if len(entries) <= 1 < n:  # only the generated token: no prompt log-probs offered
+        raise NoPromptLogprobsError(
+            f"the server echoed log-probs for {len(entries)} tokens but the prompt has {n}: "
+            "it did not return the prompt's log-probabilities"
+        )
+    if len(entries) < n:  # a miscount, not a server that cannot score: try again
+        raise TransientScorerError(
+            f"malformed response body: {n} prompt tokens, {len(entries)} echoed"
+        )
+    return n
+
+
+def _text_mode_boundary(
+    entries: Sequence[EchoEntry], text: object, prompt_chars: int, response: str
+) -> tuple[int, list[int]]:
+    """Text mode: the first response token's index and the response tokens' offsets."""
+    full_len = prompt_chars + len(response)
+    if all(e.offset is not None for e in entries):
+        # offsets may count text the echo dropped (a BOS): align the end with len(full)
+        offsets = [int(e.offset or 0) for e in entries]
+        shift = offsets[-1] + len(entries[-1].token) - full_len
+        offsets = [o - shift for o in offsets]
+    else:  # no text offsets: accumulate the tokens' lengths from the end
+        ends = itertools.accumulate(len(e.token) for e in reversed(entries))
+        offsets = [full_len - n for n in ends][::-1]
+    start = next((i for i, o in enumerate(offsets) if o >= prompt_chars), len(entries))
+    if start == len(entries) or offsets[start] != prompt_chars:
+        span_start = offsets[start - 1] if start else 0
+        span_end = offsets[start] if start < len(entries) else full_len
+        raise ScorerError(
+            "the response's first token merges with the end of the prompt in the server's "
+            f"tokenization (a token spans characters {span_start}..{span_end} across the "
+            f"boundary at {prompt_chars}): end the prompt with a space or newline, or use a "
+            "server with a /tokenize endpoint (vLLM)"
+        )
+    picked = entries[start:]
+    joined = "".join(e.token for e in picked)
+    if joined != response:
+        echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
+        if echoed != response:
+            raise _mismatch(joined, response)
+    return start, [o - prompt_chars for o in offsets[start:]]
+
+
+def _offsets_in_response(
+    picked: Sequence[EchoEntry], generated: Sequence[EchoEntry], text: object, response: str
+) -> list[int]:
+    """Token-id mode: character offsets of the response tokens, checked to re-join."""
+    joined = "".join(e.token for e in picked)
+    rejoins = joined == response
+    if not rejoins and isinstance(text, str):
+        # tokens may split a character (an emoji): the echoed text must end with the response
+        tail = "".join(e.token for e in generated)
+        body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
+        rejoins = body.endswith(response)
+    if not rejoins:
+        raise _mismatch(joined, response)
+    if all(e.offset is not None for e in picked):
+        starts = [int(e.offset or 0) for e in picked]
+        if starts[-1] + len(picked[-1].token) - starts[0] == len(response):
+            return [o - starts[0] for o in starts]
+    if joined != response:
+        raise ScorerError(
+            "cannot place the response tokens in the response: the server gave no text "
+            "offsets and the token strings do not re-join to the response"
+        )
+    return list(itertools.accumulate((len(e.token) for e in picked[:-1]), initial=0))
+
+
+def _choice(raw: Any) -> Mapping[str, Any]:
+    choices = raw.get("choices") if isinstance(raw, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise TransientScorerError("malformed response body: no choices")
+    return choices[0]
+
+
+def _mismatch(joined: str, response: str) -> ResponseTokensMismatchError:
+    return ResponseTokensMismatchError(
+        "the echoed response tokens do not re-join to the response: "
+        f"{_clip(joined)!r} != {_clip(response)!r}"
+    )

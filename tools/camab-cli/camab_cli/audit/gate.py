@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from camab_rag.errors import InputError, TransientScorerError
-from camab_rag.retry import Retryable, RetryPolicy
+from camab_rag.retry import RetryPolicy
 from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
@@ -76,7 +76,7 @@ def transient(exc: BaseException) -> tuple[bool, float | None]:
         if status is not None and status in RETRYABLE_STATUS:
             return True, _retry_after_of(current)
         name = type(current).__name__
-        transient_kinds = (TimeoutError, ConnectionError, Retryable, TransientScorerError)
+        transient_kinds = (TimeoutError, ConnectionError, TransientScorerError)
         if isinstance(current, transient_kinds) or name in {
             "APITimeoutError",
             "APIConnectionError",
