@@ -128,16 +128,22 @@ class Worker:
         """Run ``steps`` as a task of the running loop if ``in_loop`` (``on_cancel()`` if it
         is cancelled first), else in this worker's thread."""
         stop = threading.Event()
+
+        def not_stopped() -> None:
+            if stop.is_set():
+                raise AttributionCancelledError(CANCELLED)
+
+        steps = guarded(steps, not_stopped)
         if not in_loop:
             with self._lock:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
-                return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+                return Pending(self._executor.submit(drive, steps), stop)
         cancelled = on_cancel or (lambda: None)
 
         async def run() -> T:
             try:
-                return await adrive(_stoppable(steps, stop))
+                return await adrive(steps)
             except (asyncio.CancelledError, GeneratorExit):
                 cancelled()
                 raise
@@ -305,14 +311,6 @@ def _documents(numbers: Sequence[int]) -> str:
     if len(numbers) == 1:
         return f"document {numbers[0]}"
     return f"documents {', '.join(str(n) for n in numbers[:-1])} and {numbers[-1]}"
-
-
-def _stoppable(steps: Steps[T], stop: threading.Event) -> Steps[T]:
-    def not_stopped() -> None:
-        if stop.is_set():
-            raise AttributionCancelledError(CANCELLED)
-
-    return (yield from guarded(steps, not_stopped))
 
 
 def _attribute_steps(

@@ -32,7 +32,7 @@ from camab_rag.runs import (
     whole_number,
 )
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
-from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
+from camab_rag.segments import segment_documents, to_documents
 from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps, drive
@@ -67,32 +67,6 @@ def check_prior(prior: object, settings: AttributionSettings) -> None:
             f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
             "ignored: drop prior=, or leave method as 'auto'"
         )
-
-
-def _builder(
-    question: str,
-    documents: list[SourceDocument],
-    segments: list[Segment],
-    settings: AttributionSettings,
-    plan: PromptPlan,
-    history: Sequence[ChatMessage] | None,
-    custom: CustomBuilder | None,
-) -> PromptBuilder:
-    if history and (plan.builder is not None or custom is not None):
-        raise InputError(
-            "history= goes into the default prompt template: with prompt= or a "
-            "prompt_builder, put the earlier chat messages in that prompt instead"
-        )
-    if plan.builder is not None:
-        return plan.builder
-    if custom is None:
-        chosen: dict[str, Any] = dict(history=history, user_template=settings.user_template)
-        chosen["system_prompt"] = settings.system_prompt
-        return TemplatePromptBuilder(question, documents, segments, **chosen)
-    if callable(custom) and not hasattr(custom, "build"):
-        built: PromptBuilder = custom(question, documents, segments)
-        return built
-    return custom  # type: ignore[return-value]
 
 
 def attribution_steps(
@@ -137,7 +111,18 @@ def attribution_steps(
         prompt_mode=plan.mode,
         prompt_note=plan.note,
     )
-    builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
+    builder: Any = plan.builder if plan.builder is not None else prompt_builder
+    if builder is None:
+        template: dict[str, Any] = dict(history=history, user_template=settings.user_template)
+        template["system_prompt"] = settings.system_prompt
+        builder = TemplatePromptBuilder(question, documents, segments, **template)
+    elif history:
+        raise InputError(
+            "history= goes into the default prompt template: with prompt= or a "
+            "prompt_builder, put the earlier chat messages in that prompt instead"
+        )
+    elif not hasattr(builder, "build"):  # a factory of builders
+        builder = builder(question, documents, segments)
     if builder.n_segments != len(segments):
         raise InputError(
             f"the prompt builder covers {builder.n_segments} segments, the context has "
