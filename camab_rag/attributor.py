@@ -63,8 +63,7 @@ class Pending(Generic[T]):
     loop); :meth:`result` / :meth:`aresult` wait for it."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
-        self._job, self._stop = job, stop
-        self._cancel_called = False  # h.cancel(), not its event loop's end
+        self._job, self._stop = job, stop  # stop: set by h.cancel() alone
 
     def done(self) -> bool:
         return self._job.done()
@@ -73,13 +72,12 @@ class Pending(Generic[T]):
         """Stop it before its next model call; ``False`` when it had already finished."""
         if self._job.done():
             return False
-        self._cancel_called = True
         self._stop.set()
         self._job.cancel()
         return True
 
     def _cancelled(self) -> AttributionCancelledError:
-        return AttributionCancelledError(CANCELLED if self._cancel_called else LOOP_ENDED)
+        return AttributionCancelledError(CANCELLED if self._stop.is_set() else LOOP_ENDED)
 
     def result(self, timeout: float | None = None) -> T:
         """The result, waiting at most ``timeout`` seconds (``None``: until done); raises its
@@ -144,7 +142,7 @@ class Worker:
         async def run() -> T:
             try:
                 return await adrive(steps)
-            except (asyncio.CancelledError, GeneratorExit):
+            except GeneratorExit:  # closed unfinished; a cancelled task calls back below
                 cancelled()
                 raise
 

@@ -338,12 +338,8 @@ class Runs(Generic[T]):
     ) -> Pending[T]:
         """Run ``steps`` in the background under ``key``: a task of the running loop if
         ``in_loop`` (``placeholders`` read "cancelled" if it ends first), else the worker."""
-        marked: list[bool] = []
 
         def on_cancel() -> None:
-            if marked:
-                return
-            marked.append(True)
             logger.warning("camab: attribution %s: %s", key, LOOP_ENDED)
             cancelled = {"status": "cancelled", "error": LOOP_ENDED}
             for placeholder in placeholders:
