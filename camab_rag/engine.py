@@ -32,6 +32,7 @@ from camab_rag.runs import (
     whole_number,
 )
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
+from camab_rag.scorers.proxy import _checked_scorer
 from camab_rag.segments import segment_documents, to_documents
 from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
@@ -54,15 +55,8 @@ CustomBuilder = PromptBuilder | Callable[..., PromptBuilder]
 
 def check_prior(prior: object, settings: AttributionSettings) -> None:
     """``prior``: ``None`` or a scorer (its calls cost nothing), with a method it steers."""
-    if prior is None:
-        return
-    if not callable(getattr(prior, "score", None)):
-        raise InputError(
-            "prior must be a scorer (a score(requests) method), e.g. "
-            f"camab_rag.default_scorer(), got {type(prior).__name__}"
-        )
     name = settings.method_instance.name
-    if name not in ("auto", "camab", "prior"):
+    if _checked_scorer(prior, "prior") is not None and name not in ("auto", "camab", "prior"):
         raise InputError(
             f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
             "ignored: drop prior=, or leave method as 'auto'"
