@@ -123,8 +123,8 @@ class Worker:
     def start(
         self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
     ) -> Pending[T]:
-        """Run ``steps`` as a task of the running loop if ``in_loop`` (``on_cancel()`` if it
-        is cancelled first), else in this worker's thread."""
+        """Run ``steps`` as a task of the running loop (``on_cancel()`` if it ends first) if
+        ``in_loop``, else in this worker's thread."""
         stop = threading.Event()
 
         def not_stopped() -> None:

@@ -1,6 +1,5 @@
-"""The engine: one attribution of an answer to text documents and its verdict, as a
-generator of model calls (:func:`attribution_steps`), and of a reward function
-(:func:`attribute_fn`)."""
+"""The engine: one attribution of an answer to documents and its verdict as a generator
+of model calls (:func:`attribution_steps`), and of a reward function (:func:`attribute_fn`)."""
 
 from __future__ import annotations
 
@@ -77,11 +76,9 @@ def attribution_steps(
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings`` as a generator of model calls: the free
-    ``prior``'s run first, the method's, the anchors when asked, then the ``groundedness``
-    verdict (``budget=0``: the verdict alone), all within ``settings.deadline_s``. Subsets
-    are cut out of the last of ``prompts`` (those the model received) that holds every
-    document, else the template."""
+    """One attribution as a generator of model calls: the free ``prior``'s run, the method's,
+    the anchors, then the verdict (``budget=0``: it alone), within ``settings.deadline_s``;
+    subsets are cut out of the last of ``prompts`` that holds every document."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)

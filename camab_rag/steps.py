@@ -46,8 +46,7 @@ class ScoreCall:
 
 
 def _resumed(steps: Steps[T], value: Any, error: Exception | None) -> Call[Any] | StopIteration:
-    """The next call of ``steps``, sent the last one's result (or thrown its error); the
-    ``StopIteration`` holding its result once it returns."""
+    """The next call of ``steps`` given the last one's outcome, or its ``StopIteration``."""
     try:
         return steps.send(value) if error is None else steps.throw(error)
     except StopIteration as done:

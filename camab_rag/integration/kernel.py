@@ -1,6 +1,5 @@
 """What every framework integration shares: its options, :class:`Runs` attributing a
-captured :class:`ChainCall` in the prompt the model received, what an answer carries
-(:class:`Attachment`) and reading it back."""
+captured :class:`ChainCall`, what an answer carries (:class:`Attachment`), reading it back."""
 
 from __future__ import annotations
 
@@ -234,9 +233,8 @@ class Runs(Generic[T]):
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
-        """Check ``options`` (a name ``listed`` lacks is a ``TypeError`` naming it and
-        ``owner``, a bad value an InputError) and build the runs; the rest say why it cannot
-        block or needs a scorer, or rewrite errors."""
+        """The runs of ``options`` (a name ``listed`` lacks: a ``TypeError`` naming ``owner``;
+        a bad value: an InputError); the rest say why it cannot block or needs a scorer."""
         names = listed.__annotations__
         if unknown := sorted(set(options) - set(names)):
             name = unknown[0]
@@ -280,9 +278,8 @@ class Runs(Generic[T]):
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[AttributionResult], T]
     ) -> Steps[T]:
-        """Attribute and judge ``call`` in its ``prompts``; ``finish`` the result (with its
-        ``run_id`` and, when ok, the chain's documents) and keep it. An error is the failed
-        result (rewritten by ``explain``), raised only when ``strict``."""
+        """Attribute and judge ``call``, ``finish`` the result and keep it; an error is the
+        failed result (rewritten by ``explain``), raised only when ``strict``."""
         try:
             if call.problem is not None:
                 raise call.problem
@@ -336,8 +333,8 @@ class Runs(Generic[T]):
         *,
         in_loop: bool = False,
     ) -> Pending[T]:
-        """Run ``steps`` in the background under ``key``: a task of the running loop if
-        ``in_loop`` (``placeholders`` read "cancelled" if it ends first), else the worker."""
+        """Run ``steps`` in the background under ``key``; ``placeholders`` read "cancelled"
+        if its event loop ends first."""
 
         def on_cancel() -> None:
             logger.warning("camab: attribution %s: %s", key, LOOP_ENDED)
