@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -253,10 +254,9 @@ class AttributionResult:
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
         support, by = data.get("token_support"), data.get("scored_by")
-        if (verdict := data.get("groundedness")) is not None:
-            from camab_rag.groundedness.filter import FilteredAnswer  # it imports this module
-
-            verdict = FilteredAnswer.from_dict(verdict)
+        if (verdict := data.get("groundedness")) is not None:  # by name: the gate imports us
+            gate = importlib.import_module("camab_rag.groundedness.filter")
+            verdict = gate.FilteredAnswer.from_dict(verdict)
         done = {
             "scores": scores,
             "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
