@@ -47,9 +47,9 @@ def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
     with pytest.raises(InputError, match="budget must be >= 1"):
         Runs.of("Step", None, {"budget": -1})
     with pytest.raises(InputError, match="deadline_s must be a positive number"):
-        Runs.of("Engine", None, {"deadline_s": 0}, listed=AttributorOptions).settings
+        Runs.of("Engine", None, {"deadline_s": 0}, listed=AttributorOptions)
     with pytest.raises(InputError, match="granularity must be"):
-        Runs.of("Engine", None, {"granularity": "word"}, listed=AttributorOptions).settings
+        Runs.of("Engine", None, {"granularity": "word"}, listed=AttributorOptions)
 
 
 def test_bad_options_are_refused_by_name() -> None:
@@ -72,15 +72,15 @@ def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
     assert set(AttributorOptions.__annotations__) < set(ChainOptions.__annotations__)
     assert Runs.of("Engine", None, {}, listed=AttributorOptions).settings is CHAIN_SETTINGS
     with pytest.raises(TypeError, match=r"Engine\(\) got an unexpected keyword argument 'strict'"):
-        Runs.of("Engine", None, {"strict": True}, listed=AttributorOptions).settings
+        Runs.of("Engine", None, {"strict": True}, listed=AttributorOptions)
     assert Runs.of("Step", None, {"strict": True}).settings is CHAIN_SETTINGS
     with pytest.raises(InputError, match="proxy must have a score"):
-        Runs.of("Step", None, {"proxy": object()}).settings
+        Runs.of("Step", None, {"proxy": object()})
     with pytest.raises(InputError, match="progress must be a function"):
-        Runs.of("Step", None, {"progress": "yes"}).settings
+        Runs.of("Step", None, {"progress": "yes"})
     setting = r"'seed': it is a setting, pass settings=CHAIN_SETTINGS.with_changes\(seed="
     with pytest.raises(TypeError, match=setting):
-        Runs.of("Engine", None, {"seed": 8}, listed=AttributorOptions).settings
+        Runs.of("Engine", None, {"seed": 8}, listed=AttributorOptions)
 
 
 def test_an_object_that_builds_its_scorers_explains_their_errors() -> None:

@@ -520,11 +520,11 @@ def groundedness_of(source: object) -> FilteredAnswer:
     """The groundedness verdict of a result, of an answer or a chain step's output, or of
     the summary dict itself; a ``KeyError`` when pending or not judged."""
     if isinstance(source, AttributionResult):
-        verdict: Any = source.groundedness
+        verdict = source.groundedness
     else:
         check_finished(data := _attached(source))
-        verdict = data.get("groundedness") if isinstance(data, Mapping) else None
-        verdict = FilteredAnswer.from_dict(verdict) if isinstance(verdict, Mapping) else None
+        stored = data.get("groundedness") if isinstance(data, Mapping) else None
+        verdict = FilteredAnswer.from_dict(stored) if isinstance(stored, Mapping) else None
     if verdict is None:
         raise KeyError("no groundedness verdict (no groundedness= filter)")
     return verdict
