@@ -63,8 +63,7 @@ class Pending(Generic[T]):
     loop); :meth:`result` / :meth:`aresult` wait for it."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
-        self._job, self._stop = job, stop
-        self._cancel_called = False  # h.cancel(), not its event loop's end
+        self._job, self._stop = job, stop  # stop: set by h.cancel() alone
 
     def done(self) -> bool:
         return self._job.done()
@@ -73,13 +72,12 @@ class Pending(Generic[T]):
         """Stop it before its next model call; ``False`` when it had already finished."""
         if self._job.done():
             return False
-        self._cancel_called = True
         self._stop.set()
         self._job.cancel()
         return True
 
     def _cancelled(self) -> AttributionCancelledError:
-        return AttributionCancelledError(CANCELLED if self._cancel_called else LOOP_ENDED)
+        return AttributionCancelledError(CANCELLED if self._stop.is_set() else LOOP_ENDED)
 
     def result(self, timeout: float | None = None) -> T:
         """The result, waiting at most ``timeout`` seconds (``None``: until done); raises its
@@ -125,20 +123,26 @@ class Worker:
     def start(
         self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
     ) -> Pending[T]:
-        """Run ``steps`` as a task of the running loop if ``in_loop`` (``on_cancel()`` if it
-        is cancelled first), else in this worker's thread."""
+        """Run ``steps`` as a task of the running loop (``on_cancel()`` if it ends first) if
+        ``in_loop``, else in this worker's thread."""
         stop = threading.Event()
+
+        def not_stopped() -> None:
+            if stop.is_set():
+                raise AttributionCancelledError(CANCELLED)
+
+        steps = guarded(steps, not_stopped)
         if not in_loop:
             with self._lock:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(1, thread_name_prefix="camab")
-                return Pending(self._executor.submit(drive, _stoppable(steps, stop)), stop)
+                return Pending(self._executor.submit(drive, steps), stop)
         cancelled = on_cancel or (lambda: None)
 
         async def run() -> T:
             try:
-                return await adrive(_stoppable(steps, stop))
-            except (asyncio.CancelledError, GeneratorExit):
+                return await adrive(steps)
+            except GeneratorExit:  # closed unfinished; a cancelled task calls back below
                 cancelled()
                 raise
 
@@ -305,14 +309,6 @@ def _documents(numbers: Sequence[int]) -> str:
     if len(numbers) == 1:
         return f"document {numbers[0]}"
     return f"documents {', '.join(str(n) for n in numbers[:-1])} and {numbers[-1]}"
-
-
-def _stoppable(steps: Steps[T], stop: threading.Event) -> Steps[T]:
-    def not_stopped() -> None:
-        if stop.is_set():
-            raise AttributionCancelledError(CANCELLED)
-
-    return (yield from guarded(steps, not_stopped))
 
 
 def _attribute_steps(

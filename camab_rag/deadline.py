@@ -57,11 +57,6 @@ class Clock:
                 waiter.set_result(None)
         self._waiters.clear()
 
-    def _resumed(self) -> asyncio.Future[None]:
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        return waiter
-
 
 _END: ContextVar[Clock | None] = ContextVar("camab_rag_deadline", default=None)
 
@@ -134,8 +129,8 @@ async def within(work: Awaitable[T], waiting: str | None = None) -> T:
     try:
         while not task.done() and not (past := clock.left() <= 0):
             if clock.paused:  # it stands still: wait for the work or the clock to run
-                either: list[asyncio.Future[Any]] = [task, clock._resumed()]
-                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                clock._waiters.append(resumed := asyncio.get_running_loop().create_future())
+                await asyncio.wait([task, resumed], return_when=asyncio.FIRST_COMPLETED)
             else:
                 await asyncio.wait([task], timeout=clock.left())
     finally:

@@ -1,6 +1,5 @@
-"""The engine: one attribution of an answer to text documents and its verdict, as a
-generator of model calls (:func:`attribution_steps`), and of a reward function
-(:func:`attribute_fn`)."""
+"""The engine: one attribution of an answer to documents and its verdict as a generator
+of model calls (:func:`attribution_steps`), and of a reward function (:func:`attribute_fn`)."""
 
 from __future__ import annotations
 
@@ -32,7 +31,8 @@ from camab_rag.runs import (
     whole_number,
 )
 from camab_rag.scorers.base import ChatMessage, Prompt, parallel_requests, scored_by
-from camab_rag.segments import Segment, SourceDocument, segment_documents, to_documents
+from camab_rag.scorers.proxy import _checked_scorer
+from camab_rag.segments import segment_documents, to_documents
 from camab_rag.settings import AttributionSettings, resolve_settings
 from camab_rag.statements import attribute_statements
 from camab_rag.steps import Steps, drive
@@ -54,45 +54,12 @@ CustomBuilder = PromptBuilder | Callable[..., PromptBuilder]
 
 def check_prior(prior: object, settings: AttributionSettings) -> None:
     """``prior``: ``None`` or a scorer (its calls cost nothing), with a method it steers."""
-    if prior is None:
-        return
-    if not callable(getattr(prior, "score", None)):
-        raise InputError(
-            "prior must be a scorer (a score(requests) method), e.g. "
-            f"camab_rag.default_scorer(), got {type(prior).__name__}"
-        )
     name = settings.method_instance.name
-    if name not in ("auto", "camab", "prior"):
+    if _checked_scorer(prior, "prior") is not None and name not in ("auto", "camab", "prior"):
         raise InputError(
             f"prior= runs CAMAB with the free model's prior, so method={name!r} would be "
             "ignored: drop prior=, or leave method as 'auto'"
         )
-
-
-def _builder(
-    question: str,
-    documents: list[SourceDocument],
-    segments: list[Segment],
-    settings: AttributionSettings,
-    plan: PromptPlan,
-    history: Sequence[ChatMessage] | None,
-    custom: CustomBuilder | None,
-) -> PromptBuilder:
-    if history and (plan.builder is not None or custom is not None):
-        raise InputError(
-            "history= goes into the default prompt template: with prompt= or a "
-            "prompt_builder, put the earlier chat messages in that prompt instead"
-        )
-    if plan.builder is not None:
-        return plan.builder
-    if custom is None:
-        chosen: dict[str, Any] = dict(history=history, user_template=settings.user_template)
-        chosen["system_prompt"] = settings.system_prompt
-        return TemplatePromptBuilder(question, documents, segments, **chosen)
-    if callable(custom) and not hasattr(custom, "build"):
-        built: PromptBuilder = custom(question, documents, segments)
-        return built
-    return custom  # type: ignore[return-value]
 
 
 def attribution_steps(
@@ -109,11 +76,9 @@ def attribution_steps(
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution under resolved ``settings`` as a generator of model calls: the free
-    ``prior``'s run first, the method's, the anchors when asked, then the ``groundedness``
-    verdict (``budget=0``: the verdict alone), all within ``settings.deadline_s``. Subsets
-    are cut out of the last of ``prompts`` (those the model received) that holds every
-    document, else the template."""
+    """One attribution as a generator of model calls: the free ``prior``'s run, the method's,
+    the anchors, then the verdict (``budget=0``: it alone), within ``settings.deadline_s``;
+    subsets are cut out of the last of ``prompts`` that holds every document."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
@@ -137,7 +102,18 @@ def attribution_steps(
         prompt_mode=plan.mode,
         prompt_note=plan.note,
     )
-    builder = _builder(question, documents, segments, settings, plan, history, prompt_builder)
+    builder: Any = plan.builder if plan.builder is not None else prompt_builder
+    if builder is None:
+        template: dict[str, Any] = dict(history=history, user_template=settings.user_template)
+        template["system_prompt"] = settings.system_prompt
+        builder = TemplatePromptBuilder(question, documents, segments, **template)
+    elif history:
+        raise InputError(
+            "history= goes into the default prompt template: with prompt= or a "
+            "prompt_builder, put the earlier chat messages in that prompt instead"
+        )
+    elif not hasattr(builder, "build"):  # a factory of builders
+        builder = builder(question, documents, segments)
     if builder.n_segments != len(segments):
         raise InputError(
             f"the prompt builder covers {builder.n_segments} segments, the context has "

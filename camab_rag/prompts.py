@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -188,8 +187,6 @@ def locate_segments(
 def _find_unused(
     texts: list[str], needle: str, cursor: tuple[int, int], used: list[tuple[int, int, int]]
 ) -> tuple[int, int] | None:
-    if not needle:
-        return None
     order = [(m, cursor[1] if m == cursor[0] else 0) for m in range(cursor[0], len(texts))]
     order += [(m, 0) for m in range(len(texts))]
     for message, begin in order:
@@ -205,8 +202,7 @@ def _find_unused(
 PromptMode = Literal["captured", "template", "custom", "none"]  # none: failed before a prompt
 
 
-@dataclass(frozen=True)
-class PromptPlan:
+class PromptPlan(NamedTuple):
     """How subsets become prompts: the mode, a captured prompt's builder, and a note."""
 
     mode: PromptMode

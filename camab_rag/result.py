@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -254,7 +254,9 @@ class AttributionResult:
         scores = np.asarray(data["scores"], dtype=float)
         masks = [[c == "1" for c in row] for row in data.get("masks", [])]
         support, by = data.get("token_support"), data.get("scored_by")
-        verdict = data.get("groundedness")
+        if (verdict := data.get("groundedness")) is not None:  # by name: the gate imports us
+            gate = importlib.import_module("camab_rag.groundedness.filter")
+            verdict = gate.FilteredAnswer.from_dict(verdict)
         done = {
             "scores": scores,
             "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
@@ -266,7 +268,7 @@ class AttributionResult:
             "scored_by": ScoredBy.from_dict(by) if by else None,
             "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
             "token_support": TokenSupport.from_dict(support) if support else None,
-            "groundedness": _read_verdict(verdict) if verdict is not None else None,
+            "groundedness": verdict,
         }
         return cls(**cast_fields(cls, data, done))
 
@@ -278,15 +280,6 @@ class AttributionResult:
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")
         return cls(scores=np.zeros(0), status=status, error=message, **fields)
-
-
-VERDICT_READER: list[Callable[[Mapping[str, Any]], FilteredAnswer]] = []  # filter.py's from_dict
-
-
-def _read_verdict(data: Mapping[str, Any]) -> FilteredAnswer:
-    if not VERDICT_READER:  # loaded by name: the gate imports this module, not the reverse
-        importlib.import_module("camab_rag.groundedness.filter")
-    return VERDICT_READER[0](data)
 
 
 def uninformative_reason(

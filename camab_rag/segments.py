@@ -82,9 +82,7 @@ def to_documents(context: object) -> list[SourceDocument]:
     """A context (a string or documents) as documents, each through the input gate."""
     if isinstance(context, (str, SourceDocument, Mapping)):
         items: Sequence[object] = [context]
-    elif isinstance(context, Sequence):
-        items = context
-    else:
+    else:  # documents: any sequence or iterable
         try:
             items = list(context)  # type: ignore[call-overload]
         except TypeError:

@@ -10,8 +10,7 @@ import functools
 import inspect
 import re
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar
 
@@ -46,50 +45,34 @@ class ScoreCall:
         return await self.scorer.ascore(self.requests)
 
 
-class Resumable(Generic[T]):
-    """Where a generator stands: what it receives next, and its result once returned."""
-
-    def __init__(self, steps: Steps[T]) -> None:
-        self.steps = steps
-        self.value: Any = None
-        self.error: Exception | None = None
-        self.result: T | None = None
-
-    def next_call(self) -> Call[Any] | None:
-        try:
-            error = self.error
-            call = self.steps.send(self.value) if error is None else self.steps.throw(error)
-        except StopIteration as done:
-            self.result = done.value
-            return None
-        self.value, self.error = None, None
-        return call
-
-    @contextmanager
-    def receiving(self) -> Iterator[None]:
-        """Around a call: an exception it raises is kept for the generator, not raised."""
-        try:
-            yield
-        except Exception as raised:
-            self.error = raised
+def _resumed(steps: Steps[T], value: Any, error: Exception | None) -> Call[Any] | StopIteration:
+    """The next call of ``steps`` given the last one's outcome, or its ``StopIteration``."""
+    try:
+        return steps.send(value) if error is None else steps.throw(error)
+    except StopIteration as done:
+        return done
 
 
 def drive(steps: Steps[T]) -> T:
     """Run ``steps`` to its result with blocking calls."""
-    state = Resumable(steps)
-    while (call := state.next_call()) is not None:
-        with state.receiving():
-            state.value = call.run()
-    return state.result  # type: ignore[return-value]
+    value, error = None, None
+    while not isinstance(call := _resumed(steps, value, error), StopIteration):
+        try:
+            value, error = call.run(), None
+        except Exception as raised:
+            value, error = None, raised
+    return call.value  # type: ignore[no-any-return]
 
 
 async def adrive(steps: Steps[T]) -> T:
     """Run ``steps`` to its result, awaiting each call (the async twin of :func:`drive`)."""
-    state = Resumable(steps)
-    while (call := state.next_call()) is not None:
-        with state.receiving():
-            state.value = await call.arun()
-    return state.result  # type: ignore[return-value]
+    value, error = None, None
+    while not isinstance(call := _resumed(steps, value, error), StopIteration):
+        try:
+            value, error = await call.arun(), None
+        except Exception as raised:
+            value, error = None, raised
+    return call.value  # type: ignore[no-any-return]
 
 
 def guarded(
@@ -97,16 +80,18 @@ def guarded(
 ) -> Steps[T]:
     """``steps`` with ``check()`` (a deadline, a cancellation) before each of its calls and
     each call wrapped by ``wrap``."""
-    state = Resumable(steps)
-    while (call := state.next_call()) is not None:
+    value, error = None, None
+    while not isinstance(call := _resumed(steps, value, error), StopIteration):
         try:
             check()
         except Exception:
             steps.close()
             raise
-        with state.receiving():
-            state.value = yield wrap(call)
-    return state.result  # type: ignore[return-value]
+        try:
+            value, error = (yield wrap(call)), None
+        except Exception as raised:
+            value, error = None, raised
+    return call.value  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

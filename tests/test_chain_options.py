@@ -9,7 +9,6 @@ from fakes import KeywordScorer
 from camab_rag.errors import InputError, ScorerUnavailableError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.integration import AttributorOptions, ChainOptions, Runs
-from camab_rag.integration.kernel import checked_options
 from camab_rag.settings import CHAIN_SETTINGS
 
 
@@ -34,7 +33,7 @@ def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
     gate = GroundednessFilter()
     knobs = {"budget": 8, "method": "camab", "granularity": "sentence", "deadline_s": 5}
     for listed in (AttributorOptions, ChainOptions):
-        settings = checked_options("Engine", {**knobs, "groundedness": gate}, listed)
+        settings = Runs.of("Engine", None, {**knobs, "groundedness": gate}, listed=listed).settings
         assert (settings.budget, settings.method_instance.name) == (8, "camab")
         assert (settings.granularity, settings.deadline_s) == ("sentence", 5.0)
     runs = Runs.of("Step", None, {**knobs, "groundedness": gate})
@@ -48,9 +47,9 @@ def test_the_knobs_are_options_of_every_object_and_win_over_settings() -> None:
     with pytest.raises(InputError, match="budget must be >= 1"):
         Runs.of("Step", None, {"budget": -1})
     with pytest.raises(InputError, match="deadline_s must be a positive number"):
-        checked_options("Engine", {"deadline_s": 0}, AttributorOptions)
+        Runs.of("Engine", None, {"deadline_s": 0}, listed=AttributorOptions)
     with pytest.raises(InputError, match="granularity must be"):
-        checked_options("Engine", {"granularity": "word"}, AttributorOptions)
+        Runs.of("Engine", None, {"granularity": "word"}, listed=AttributorOptions)
 
 
 def test_bad_options_are_refused_by_name() -> None:
@@ -71,17 +70,17 @@ def test_bad_options_are_refused_by_name() -> None:
 
 def test_every_object_takes_one_list_of_options_checked_one_way() -> None:
     assert set(AttributorOptions.__annotations__) < set(ChainOptions.__annotations__)
-    assert checked_options("Engine", {}, AttributorOptions) is CHAIN_SETTINGS
+    assert Runs.of("Engine", None, {}, listed=AttributorOptions).settings is CHAIN_SETTINGS
     with pytest.raises(TypeError, match=r"Engine\(\) got an unexpected keyword argument 'strict'"):
-        checked_options("Engine", {"strict": True}, AttributorOptions)
-    assert checked_options("Step", {"strict": True}) is CHAIN_SETTINGS
+        Runs.of("Engine", None, {"strict": True}, listed=AttributorOptions)
+    assert Runs.of("Step", None, {"strict": True}).settings is CHAIN_SETTINGS
     with pytest.raises(InputError, match="proxy must have a score"):
-        checked_options("Step", {"proxy": object()})
+        Runs.of("Step", None, {"proxy": object()})
     with pytest.raises(InputError, match="progress must be a function"):
-        checked_options("Step", {"progress": "yes"})
+        Runs.of("Step", None, {"progress": "yes"})
     setting = r"'seed': it is a setting, pass settings=CHAIN_SETTINGS.with_changes\(seed="
     with pytest.raises(TypeError, match=setting):
-        checked_options("Engine", {"seed": 8}, AttributorOptions)
+        Runs.of("Engine", None, {"seed": 8}, listed=AttributorOptions)
 
 
 def test_an_object_that_builds_its_scorers_explains_their_errors() -> None:

@@ -144,5 +144,5 @@ def test_prior_must_be_a_scorer():
     from camab_rag import Attributor
     from camab_rag.errors import InputError
 
-    with pytest.raises(InputError, match="prior must be a scorer"):
+    with pytest.raises(InputError, match="prior must have a score"):
         Attributor(KeywordScorer(), prior="smollm2")

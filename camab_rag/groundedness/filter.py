@@ -23,7 +23,7 @@ from camab_rag.groundedness.report import (
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
 from camab_rag.prompts import PromptBuilder
-from camab_rag.result import VERDICT_READER, AttributionResult, cast_fields, fields_dict
+from camab_rag.result import AttributionResult, cast_fields, fields_dict
 from camab_rag.scorers.base import ChatMessage
 from camab_rag.steps import Steps, adrive, drive
 
@@ -299,6 +299,3 @@ def check_groundedness_filter(value: object, *, blocking_refused: str | None = N
         )
     if blocking_refused is not None and value is not None and value.mode == "block":
         raise InputError(f"GroundednessFilter(mode='block') is refused here: {blocking_refused}")
-
-
-VERDICT_READER[:] = [FilteredAnswer.from_dict]  # AttributionResult.from_dict reads its verdict

@@ -1,6 +1,5 @@
 """What every framework integration shares: its options, :class:`Runs` attributing a
-captured :class:`ChainCall` in the prompt the model received, what an answer carries
-(:class:`Attachment`) and reading it back."""
+captured :class:`ChainCall`, what an answer carries (:class:`Attachment`), reading it back."""
 
 from __future__ import annotations
 
@@ -126,29 +125,6 @@ class ChainOptions(AttributorOptions, total=False):
     citations: bool
 
 
-def checked_options(
-    owner: str, options: Mapping[str, Any], listed: type = ChainOptions
-) -> AttributionSettings:
-    """The settings of ``options``: a name ``listed`` lacks is a ``TypeError`` naming it
-    and ``owner``, a bad value an InputError."""
-    names = listed.__annotations__
-    if unknown := sorted(set(options) - set(names)):
-        name = unknown[0]
-        hint = ""
-        if name in {f.name for f in fields(AttributionSettings) if f.init}:
-            hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
-        elif close := get_close_matches(name, names, n=1):
-            hint = f" (did you mean {close[0]!r}?)"
-        raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
-    progress = options.get("progress")
-    if progress is not None and not callable(progress):
-        raise InputError(f"progress must be a function progress(calls, total), got {progress!r}")
-    knobs = {name: options.get(name) for name in FIELD_KNOBS}
-    settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
-    _checked_scorer(options.get("proxy"), "proxy")
-    return settings
-
-
 def pending(run_id: str | None = None) -> dict[str, Any]:
     return {"status": "pending", "error": None, "run_id": run_id}
 
@@ -241,7 +217,7 @@ class Runs(Generic[T]):
         with self._lock:
             self.last_result = value
             if key is not None:
-                self.results.add(self.key(key), value)
+                self.results.add(key, value)
         return value
 
     @classmethod
@@ -257,9 +233,25 @@ class Runs(Generic[T]):
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
-        """Check ``options`` and build the runs (``owner`` names the object in errors, the
-        rest say why it cannot block or needs a scorer, or rewrite errors)."""
-        settings = checked_options(owner, options, listed)
+        """The runs of ``options`` (a name ``listed`` lacks: a ``TypeError`` naming ``owner``;
+        a bad value: an InputError); the rest say why it cannot block or needs a scorer."""
+        names = listed.__annotations__
+        if unknown := sorted(set(options) - set(names)):
+            name = unknown[0]
+            hint = ""
+            if name in {f.name for f in fields(AttributionSettings) if f.init}:
+                hint = f": it is a setting, pass settings=CHAIN_SETTINGS.with_changes({name}=...)"
+            elif close := get_close_matches(name, names, n=1):
+                hint = f" (did you mean {close[0]!r}?)"
+            raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}{hint}")
+        progress = options.get("progress")
+        if progress is not None and not callable(progress):
+            raise InputError(
+                f"progress must be a function progress(calls, total), got {progress!r}"
+            )
+        knobs = {name: options.get(name) for name in FIELD_KNOBS}
+        settings = resolve_settings(options.get("settings"), CHAIN_SETTINGS, **knobs)
+        _checked_scorer(options.get("proxy"), "proxy")
         _checked_scorer(scorer)
         llm, proxy = options.get("llm"), options.get("proxy")
         if needs_scorer is not None and scorer is None and llm is None and proxy is None:
@@ -279,16 +271,15 @@ class Runs(Generic[T]):
         )
         runs.scorers = ScorerCache(scorer, llm, proxy, dict(options.get("scorer_options") or {}))
         runs.background = bool(options.get("background", False))
-        runs.progress = options.get("progress")
+        runs.progress = progress
         runs.citations = bool(options.get("citations", False))
         return runs
 
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[AttributionResult], T]
     ) -> Steps[T]:
-        """Attribute and judge ``call`` in its ``prompts``; ``finish`` the result (with its
-        ``run_id`` and, when ok, the chain's documents) and keep it. An error is the failed
-        result (rewritten by ``explain``), raised only when ``strict``."""
+        """Attribute and judge ``call``, ``finish`` the result and keep it; an error is the
+        failed result (rewritten by ``explain``), raised only when ``strict``."""
         try:
             if call.problem is not None:
                 raise call.problem
@@ -304,10 +295,8 @@ class Runs(Generic[T]):
             )
         except Exception as raised:
             error = self.explain(raised) if self.explain is not None else raised
-            if self.strict and error is raised:
-                raise
             if self.strict:
-                raise error from raised
+                raise error from (None if error is raised else raised)
             logger.warning("camab: attribution failed: %s", error)
             result = AttributionResult.failed(
                 error,
@@ -344,14 +333,10 @@ class Runs(Generic[T]):
         *,
         in_loop: bool = False,
     ) -> Pending[T]:
-        """Run ``steps`` in the background under ``key``: a task of the running loop if
-        ``in_loop`` (``placeholders`` read "cancelled" if it ends first), else the worker."""
-        marked: list[bool] = []
+        """Run ``steps`` in the background under ``key``; ``placeholders`` read "cancelled"
+        if its event loop ends first."""
 
         def on_cancel() -> None:
-            if marked:
-                return
-            marked.append(True)
             logger.warning("camab: attribution %s: %s", key, LOOP_ENDED)
             cancelled = {"status": "cancelled", "error": LOOP_ENDED}
             for placeholder in placeholders:
@@ -389,11 +374,8 @@ class Runs(Generic[T]):
 
 def document_ranks(result: AttributionResult) -> list[int]:
     """1-based rank of each document by its score (ties: earlier document first)."""
-    order = result.top_documents(result.n_documents or len(result.document_scores))
-    ranks = [0] * len(order)
-    for position, doc_index in enumerate(order, 1):
-        ranks[doc_index] = position
-    return ranks
+    order = result.top_documents(len(result.document_scores))
+    return [order.index(i) + 1 for i in range(len(order))]
 
 
 def _cited(result: AttributionResult) -> list[tuple[str, list[int]]]:
@@ -538,12 +520,11 @@ def groundedness_of(source: object) -> FilteredAnswer:
     """The groundedness verdict of a result, of an answer or a chain step's output, or of
     the summary dict itself; a ``KeyError`` when pending or not judged."""
     if isinstance(source, AttributionResult):
-        if source.groundedness is None:
-            raise KeyError("the result has no groundedness verdict (no groundedness= filter)")
-        return source.groundedness
-    data = _attached(source)
-    check_finished(data)
-    verdict = data.get("groundedness") if isinstance(data, Mapping) else None
-    if not isinstance(verdict, Mapping):
-        raise KeyError("no ['attribution']['groundedness'] verdict (no groundedness= filter)")
-    return FilteredAnswer.from_dict(verdict)
+        verdict = source.groundedness
+    else:
+        check_finished(data := _attached(source))
+        stored = data.get("groundedness") if isinstance(data, Mapping) else None
+        verdict = FilteredAnswer.from_dict(stored) if isinstance(stored, Mapping) else None
+    if verdict is None:
+        raise KeyError("no groundedness verdict (no groundedness= filter)")
+    return verdict
