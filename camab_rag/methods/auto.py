@@ -200,7 +200,6 @@ class Auto(Method):
     _answer_words: int | None = field(default=None, repr=False, kw_only=True)
 
     name = "auto"
-    anytime = False  # a prefix is a valid fit, but not the run a smaller budget would make
 
     def __post_init__(self) -> None:
         size = self.batch_size

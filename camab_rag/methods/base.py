@@ -52,7 +52,6 @@ class Method(ABC):
     """An attribution method, selectable by :attr:`name`."""
 
     name: str = ""
-    anytime: bool = True  # a prefix of a run is the run of a smaller budget
     prefix_fit: bool = True  # fit() accepts any prefix of the design
     models_reward: bool = True  # the scores model the reward (not random's)
 

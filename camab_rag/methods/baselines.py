@@ -103,7 +103,6 @@ class LeaveOneOut(Method):
     """``score_i = V(C) - V(C without segment i)``: ``N + 1`` calls whatever the budget."""
 
     name = "loo"
-    anytime = False
     prefix_fit = False
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:

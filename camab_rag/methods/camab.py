@@ -17,21 +17,6 @@ from camab_rag.posterior import GaussianLinearPosterior
 MAX_REDRAWS = 32
 
 
-@dataclass(frozen=True)
-class EarlyStop:
-    """Stop once the share of ``n_samples`` posterior draws whose top-``k`` set is the
-    posterior mean's reaches ``threshold`` (after ``min_rounds`` observations)."""
-
-    k: int = 3
-    threshold: float = 0.95
-    n_samples: int = 256
-    min_rounds: int = 10
-
-    def __post_init__(self) -> None:
-        if self.k < 1 or not 0 < self.threshold <= 1 or self.n_samples < 1:
-            raise ValueError("EarlyStop needs k >= 1, 0 < threshold <= 1, n_samples >= 1")
-
-
 class CamabSampler(Sampler):
     def __init__(
         self, method: Camab, n_segments: int, budget: int, rng: np.random.Generator
@@ -43,7 +28,7 @@ class CamabSampler(Sampler):
 
     def next_masks(self) -> Masks | None:
         remaining = self.budget - self.n_evaluated
-        if remaining <= 0 or self.stopped_early:
+        if remaining <= 0:
             return None
         draws = self.posterior.sample(self.rng, min(self.method.batch_size, remaining))
         masks = draws[:, 1:] > 0
@@ -82,15 +67,6 @@ class CamabSampler(Sampler):
         for mask, value in zip(masks, rewards):
             self.posterior.update(np.concatenate(([1.0], mask.astype(float))), float(value))
         self.n_evaluated += len(masks)
-        stop = self.method.early_stop
-        if stop is not None and self.n_evaluated >= stop.min_rounds:
-            weights = self.posterior.mean[1:]
-            k = min(stop.k, weights.size)
-            target = np.sort(np.argsort(-weights, kind="stable")[:k])
-            draws = self.posterior.sample(self.rng, stop.n_samples)[:, 1:]
-            tops = np.sort(np.argpartition(-draws, k - 1, axis=1)[:, :k], axis=1)
-            share = float(np.mean(np.all(tops == target, axis=1)))
-            self.stopped_early = share >= stop.threshold and self.n_evaluated < self.budget
 
 
 @dataclass
@@ -101,7 +77,6 @@ class Camab(Method):
     prior_variance: float = 1.0
     noise_variance: float = 0.01
     batch_size: int = 1
-    early_stop: EarlyStop | None = None
     redraw: bool = True
 
     name = "camab"

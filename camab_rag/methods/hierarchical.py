@@ -144,8 +144,6 @@ class HierarchicalSampler(Sampler):
 class Hierarchical(Method):
     """``base`` run hierarchically over ``groups`` (each segment's document, 0..D-1)."""
 
-    anytime = False
-
     def __init__(
         self, base: Method, groups: Sequence[int], stage1_calls: int | None = None
     ) -> None:
