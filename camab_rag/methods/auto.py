@@ -28,18 +28,14 @@ from camab_rag.methods.prior import FreePrior
 
 MAX_AUTO_BATCH = 2  # the most Thompson draws per round
 SHAPLEY_OPENING = 0.75  # the share of a one-level run opened with KernelSHAP's design
-# cuts in calls per unit (``N + 1``): one fit over both levels; one document's random
-# halves; one document's LASSO; the lexical prior on one document
+# cuts in calls per unit (``N + 1``): one fit over both levels; one document's halves
 JOINT_FIT_BELOW = 0.25
 ONE_DOCUMENT_HALVES_BELOW = 0.25
-ONE_DOCUMENT_LASSO_FROM = 0.0
-LEXICAL_PRIOR_BELOW = 1.25
 SHORT_ANSWER_WORDS = 6  # over several documents, the prior for answers this short ...
 SHORT_LEXICAL_BELOW = 0.5  # ... under this many calls per unit
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
-    "estimator": ("flat_intercept", "posterior_mean", "lasso"),
-    "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
+    "estimator": ("flat_intercept", "lasso"),
 }
 
 
@@ -54,11 +50,12 @@ def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
 
 
 def one_level_opening(
-    n_segments: int, budget: int, share: float, documents: bool, rng: np.random.Generator
+    n_segments: int, budget: int, documents: bool, rng: np.random.Generator
 ) -> Masks | None:
-    """A one-level run's opening: KernelSHAP's design over ``share`` of the budget when
-    that is ``N + 1`` rows or more, else over ``documents`` each left out once if it fits."""
-    size = min(budget, round(share * budget))
+    """A one-level run's opening: KernelSHAP's design over :data:`SHAPLEY_OPENING` of the
+    budget when that is ``N + 1`` rows or more, else ``documents`` each left out once if
+    that fits."""
+    size = min(budget, round(SHAPLEY_OPENING * budget))
     if n_segments + 1 <= size:
         return KernelShap().sampler(n_segments, size, rng).next_masks()
     if documents and n_segments + 1 <= budget:
@@ -108,23 +105,18 @@ class _Switches:
     estimator: str = "flat_intercept"
     joint_fit: bool = False
     design: str = "adaptive"
-    halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
     document_opening: bool = True
     documents: bool = False
-    lexical_prior_below: float = LEXICAL_PRIOR_BELOW
+    lexical_prior_below: float = 1.25  # the lexical prior on one document under this cut
     lexical_prior: bool = False
-    one_document_lasso_from: float = ONE_DOCUMENT_LASSO_FROM
+    one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
-        for name in (f.name for f in fields(self) if f.type == "float"):  # the cuts
-            below = getattr(self, name)
-            if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
-                raise ValueError(f"{name} must be a number >= 0, got {below!r}")
 
 
 def budget_rule(
@@ -163,15 +155,12 @@ class AutoSampler(CamabSampler):
         super().__init__(method.bandit(), n_segments, 0 if halves else budget, rng)
         self.total = budget
         self.rows = np.zeros((0, n_segments), dtype=bool)
-        self.opening: Masks | None = None
         if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
         elif switches.leave_one_out_first:
             self.opening = leave_one_out_rows(n_segments) if n_segments < budget else None
         else:
-            self.opening = one_level_opening(
-                n_segments, budget, SHAPLEY_OPENING, switches.documents, rng
-            )
+            self.opening = one_level_opening(n_segments, budget, switches.documents, rng)
 
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None
@@ -210,8 +199,7 @@ class Auto(Method):
 
     @classmethod
     def _variant(cls, **options: Any) -> Auto:
-        """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set (the
-        switches of earlier research runs a stored config may hold are dropped)."""
+        """``auto`` with :class:`_Switches` set (benchmarks, stored configs: old keys dropped)."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
         known = switch_names | {f.name for f in fields(cls)}
@@ -254,7 +242,7 @@ class Auto(Method):
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents."""
         switches = budget_rule(self._switches, n_segments, budget, n_docs, self._answer_words)
-        return self if switches == self._switches else replace(self, _switches=switches)
+        return replace(self, _switches=switches)
 
     def one_level(self, documents: bool = False) -> Auto:
         """These settings for a one-level run (``documents``: the units are documents)."""
@@ -280,12 +268,7 @@ class Auto(Method):
                 raise InputError(f"{n} lexical scores for {masks.shape[1]} segments")
             prior = FreePrior(np.array(self._lexical), noise_variance=self.noise_variance)
             return prior.fit_many(masks, rewards, seed)
-        estimator = self._switches.estimator
-        if self.fixed_design:
-            estimator = self._switches.halves_estimator
-        if estimator == "posterior_mean":
-            return self.bandit().fit_many(masks, rewards, seed)
-        if estimator == "lasso":
+        if self.fixed_design or self._switches.estimator == "lasso":  # the halves: LASSO
             return np.stack([lasso_scores(masks, column) for column in np.asarray(rewards).T])
         return flat_intercept_posterior_mean(
             masks, rewards, noise_variance=self.noise_variance, prior_variance=self.prior_variance

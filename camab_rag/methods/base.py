@@ -114,16 +114,14 @@ def distinct_rows(
     return np.array(list(seen.values()), dtype=bool).reshape(-1, n_segments)
 
 
-def lasso(
-    x: FloatArray, y: FloatArray, alpha: float, *, max_iter: int = 2000, tol: float = 1e-8
-) -> FloatArray:
+def lasso(x: FloatArray, y: FloatArray, alpha: float) -> FloatArray:
     """Coordinate-descent LASSO on centred data, ``1/(2m) ||y - Xw||^2 + alpha ||w||_1``
     (keeps scikit-learn out of the core)."""
     m, n = x.shape
     weights = np.zeros(n)
     residual = y.astype(float).copy()
     col_sq = (x**2).sum(axis=0) / m
-    for _ in range(max_iter):
+    for _ in range(2000):
         largest_step = 0.0
         for j in range(n):
             if col_sq[j] == 0.0:
@@ -135,7 +133,7 @@ def lasso(
                 residual -= x[:, j] * (new - old)
                 weights[j] = new
                 largest_step = max(largest_step, abs(new - old))
-        if largest_step < tol:
+        if largest_step < 1e-8:
             break
     return weights
 
@@ -156,14 +154,11 @@ def flat_intercept_posterior_mean(
     masks: Masks, rewards: FloatArray, *, noise_variance: float = 0.01, prior_variance: float = 1.0
 ) -> FloatArray:
     """CAMAB's posterior means with a flat prior on the intercept (ridge regression on
-    centred data): ``(m,)`` or ``(m, K)`` rewards give ``(N,)`` or ``(K, N)``."""
+    centred data): ``(m, K)`` rewards give ``(K, N)``."""
     x = masks.astype(float)
-    y = np.asarray(rewards, dtype=float)
-    y2 = y[:, None] if y.ndim == 1 else y
     if x.shape[0] == 0:
-        weights = np.zeros((y2.shape[1], x.shape[1]))
-    else:
-        xc = x - x.mean(axis=0)
-        precision = xc.T @ xc / noise_variance + np.eye(x.shape[1]) / prior_variance
-        weights = np.linalg.solve(precision, xc.T @ (y2 - y2.mean(axis=0)) / noise_variance).T
-    return np.asarray(weights[0] if y.ndim == 1 else weights, dtype=float)
+        return np.zeros((rewards.shape[1], x.shape[1]))
+    xc = x - x.mean(axis=0)
+    precision = xc.T @ xc / noise_variance + np.eye(x.shape[1]) / prior_variance
+    centred = rewards - rewards.mean(axis=0)
+    return np.asarray(np.linalg.solve(precision, xc.T @ centred / noise_variance).T, dtype=float)

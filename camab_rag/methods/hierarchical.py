@@ -4,6 +4,7 @@ base with ``joint_fit`` is fitted once over every subset instead)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ class _Stage:
     inner: Sampler
     to_full: Callable[[Masks], Masks]
     known: dict[bytes, float]
-    max_calls: int | None
+    max_calls: int  # sys.maxsize: the design's own size (leave-one-out)
     calls: int = 0
     done: bool = False
     buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = field(default_factory=list)
@@ -41,9 +42,7 @@ class _Stage:
                     batch[known], np.array([self.known[r.tobytes()] for r in full[known]])
                 )
             self.buffer.extend(zip(batch[~known], full[~known]))
-        room = len(self.buffer)
-        if self.max_calls is not None:
-            room = min(room, self.max_calls - self.calls)
+        room = min(len(self.buffer), self.max_calls - self.calls)
         if room <= 0:
             self.done, self.buffer = True, []
             return None
@@ -79,7 +78,7 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
 class HierarchicalSampler(Sampler):
     def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
         self.method, self.budget, self.rng = method, budget, rng
-        self.members = method.members()
+        self.members = method.members
         self.known: dict[bytes, float] = {}
         self.history: list[tuple[NDArray[np.bool_], float]] = []
         self.refined = False  # whether the segment level was planned
@@ -90,7 +89,7 @@ class HierarchicalSampler(Sampler):
                 plan_sampler(base, len(self.members), cap, rng),
                 lambda doc_masks: np.asarray(doc_masks[:, groups], dtype=bool),
                 self.known,
-                cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
+                cap if base.prefix_fit else sys.maxsize,
             )
         ]
 
@@ -137,7 +136,7 @@ class HierarchicalSampler(Sampler):
 
         base = self.method.base
         inner = plan_sampler(base, columns.size, remaining + known_here, self.rng)
-        cap = remaining if base.prefix_fit else None
+        cap = remaining if base.prefix_fit else sys.maxsize
         self.stages.append(_Stage(inner, to_full, self.known, cap))
 
 
@@ -151,6 +150,7 @@ class Hierarchical(Method):
         if ids.size == 0 or not np.array_equal(np.unique(ids), np.arange(ids.max() + 1)):
             raise ValueError("groups must number the documents 0..D-1, one per segment")
         self.base, self.groups, self.name = base, ids, base.name
+        self.members = [np.flatnonzero(ids == d) for d in range(int(ids.max()) + 1)]
         self.stage1_calls = stage1_calls  # the document level's calls (set by the run)
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
@@ -158,15 +158,12 @@ class Hierarchical(Method):
             raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
         return HierarchicalSampler(self, budget, rng)
 
-    def members(self) -> list[NDArray[np.int64]]:
-        return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
-
     def document_scores(
         self, masks: Masks, rewards: FloatArray, seed: int = 0, *, design: bool = False
     ) -> FloatArray:
         """The documents' scores from the subsets that keep or drop whole documents (for
         ``design=True`` with ``auto``, the means of the CAMAB that steers its draws)."""
-        first = np.array([m[0] for m in self.members()])
+        first = np.array([m[0] for m in self.members])
         whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
         if self.stage1_calls is not None:
             whole[self.stage1_calls :] = False
@@ -179,10 +176,9 @@ class Hierarchical(Method):
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         if getattr(self.base, "joint_fit", False):
             return np.asarray(self.base.fit(masks, rewards, seed), dtype=float)
-        members = self.members()
-        sizes = np.array([m.size for m in members], dtype=float)
+        sizes = np.array([m.size for m in self.members], dtype=float)
         scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
-        first = np.array([m[0] for m in members])
+        first = np.array([m[0] for m in self.members])
         varies = np.any(masks != masks[:, first][:, self.groups], axis=0)
         refined = np.isin(self.groups, np.unique(self.groups[varies]))
         if refined.any():

@@ -43,16 +43,10 @@ def log_evidence(
     return float(-0.5 * (quad + logdet + n * np.log(2 * np.pi)))
 
 
-@dataclass(frozen=True)
-class Posterior:
-    mean: FloatArray
-    tau2: float
-
-
 def posterior(
     masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
-) -> Posterior:
-    """The posterior over ``(b, a, d)`` at the ``tau2`` of highest evidence."""
+) -> tuple[FloatArray, float]:
+    """The posterior mean over ``(b, a, d)`` and the ``tau2`` of highest evidence."""
     x = masks.astype(float)
     features = np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
     n = len(free_weights)
@@ -62,13 +56,12 @@ def posterior(
     precision = np.diag(1.0 / variances) + features.T @ features / noise
     information = mean0 / variances + features.T @ rewards / noise
     mean = cho_solve(cho_factor(precision, lower=True), information)
-    return Posterior(np.asarray(mean, dtype=float), tau2)
+    return np.asarray(mean, dtype=float), tau2
 
 
 def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
-    """Segment weights ``a * w_free + d`` of one or several ``(b, a, d)`` rows."""
-    theta = np.atleast_2d(theta)
-    return np.asarray(theta[:, 1:2] * free_weights[None, :] + theta[:, 2:], dtype=float)
+    """Segment weights ``a * w_free + d`` of a ``(b, a, d)`` row."""
+    return np.asarray(theta[1] * free_weights + theta[2:], dtype=float)
 
 
 @dataclass
@@ -99,10 +92,9 @@ class FreePrior(Method):
         return bandit.sampler(n_segments, budget, rng)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        post = posterior(
-            masks, np.asarray(rewards, dtype=float), self.free_weights, self.noise_variance
-        )
-        return np.asarray(target_weights(post.mean, self.free_weights)[0], dtype=float)
+        rewards = np.asarray(rewards, dtype=float)
+        mean, _ = posterior(masks, rewards, self.free_weights, self.noise_variance)
+        return target_weights(mean, self.free_weights)
 
     def config(self) -> dict[str, Any]:
         return {**asdict(self), "free_weights": [round(float(w), 6) for w in self.free_weights]}
