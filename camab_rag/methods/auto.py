@@ -44,11 +44,6 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
-def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
-    """Whether ``budget`` is under ``below`` calls per unit (``N + 1``)."""
-    return budget < below * (n_segments + 1)
-
-
 def one_level_opening(
     n_segments: int, budget: int, documents: bool, rng: np.random.Generator
 ) -> Masks | None:
@@ -125,23 +120,16 @@ def budget_rule(
     """``auto``'s design for one run: on one document the random halves under a cut of
     calls per unit, else LASSO; over several, one joint fit under a cut; the lexical prior
     under a cut on one document, over several only for a short answer."""
+    units = n_segments + 1  # the cuts are in calls per unit
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
-    lexical = (
-        scarce_budget(n_segments, budget, switches.lexical_prior_below)
-        if n_docs <= 1
-        else short and scarce_budget(n_segments, budget, SHORT_LEXICAL_BELOW)
-    )
-    switches = replace(switches, lexical_prior=lexical)
-    if n_docs <= 1 and scarce_budget(n_segments, budget, switches.one_document_halves_below):
+    cut = switches.lexical_prior_below if n_docs <= 1 else SHORT_LEXICAL_BELOW
+    switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
+    if n_docs <= 1 and budget < switches.one_document_halves_below * units:
         return replace(switches, design="random_halves")
     every_subset = n_segments < 62 and 2**n_segments <= budget
-    if (
-        n_docs <= 1
-        and not every_subset
-        and not scarce_budget(n_segments, budget, switches.one_document_lasso_from)
-    ):
+    if n_docs <= 1 and not every_subset and budget >= switches.one_document_lasso_from * units:
         return replace(switches, estimator="lasso")
-    if 1 < n_docs < n_segments and scarce_budget(n_segments, budget, switches.joint_fit_below):
+    if 1 < n_docs < n_segments and budget < switches.joint_fit_below * units:
         return replace(switches, joint_fit=True)
     return switches
 
