@@ -58,8 +58,7 @@ class GaussianLinearPosterior:
 
 
 def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:
-    """In place: ``factor`` (upper, ``A = R^T R``) becomes the factor of ``A + x x^T``."""
-    x = x.copy()
+    """In place (``x`` too): the upper ``factor`` of ``A = R^T R`` becomes that of ``A + x x^T``."""
     n = factor.shape[0]
     for k in range(n):
         xk = x[k]
@@ -69,8 +68,7 @@ def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:
         r = np.hypot(rkk, xk)
         c, s = r / rkk, xk / rkk
         factor[k, k] = r
-        if k + 1 < n:
-            row = factor[k, k + 1 :]
-            row += s * x[k + 1 :]
-            row /= c
-            x[k + 1 :] = c * x[k + 1 :] - s * row
+        row = factor[k, k + 1 :]  # empty for the last k
+        row += s * x[k + 1 :]
+        row /= c
+        x[k + 1 :] = c * x[k + 1 :] - s * row

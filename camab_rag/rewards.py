@@ -96,9 +96,8 @@ class FunctionOracle(_Oracle):
 
     def _evaluate(self, masks: list[NDArray[np.bool_]]) -> None:
         for mask in masks:
-            self.values[mask.tobytes()] = finite_reward(
-                self.value_fn(mask.copy()), "value_fn", mask
-            )
+            value = self.value_fn(mask.copy())
+            self.values[mask.tobytes()] = finite_reward(value, "value_fn", mask)
             self.n_queries += 1
 
 

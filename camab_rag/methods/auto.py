@@ -44,20 +44,6 @@ def auto_batch_size(parallel: int, budget: int) -> int:
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
 
 
-def one_level_opening(
-    n_segments: int, budget: int, documents: bool, rng: np.random.Generator
-) -> Masks | None:
-    """A one-level run's opening: KernelSHAP's design over :data:`SHAPLEY_OPENING` of the
-    budget when that is ``N + 1`` rows or more, else ``documents`` each left out once if
-    that fits."""
-    size = min(budget, round(SHAPLEY_OPENING * budget))
-    if n_segments + 1 <= size:
-        return KernelShap().sampler(n_segments, size, rng).next_masks()
-    if documents and n_segments + 1 <= budget:
-        return leave_one_out_rows(n_segments)
-    return None
-
-
 def separate_ties(
     seen: Masks,
     batch: Masks,
@@ -143,12 +129,17 @@ class AutoSampler(CamabSampler):
         super().__init__(method.bandit(), n_segments, 0 if halves else budget, rng)
         self.total = budget
         self.rows = np.zeros((0, n_segments), dtype=bool)
+        size = min(budget, round(SHAPLEY_OPENING * budget))  # one level: KernelSHAP's share
         if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
         elif switches.leave_one_out_first:
             self.opening = leave_one_out_rows(n_segments) if n_segments < budget else None
+        elif n_segments + 1 <= size:  # one level: KernelSHAP's design when N + 1 rows fit
+            self.opening = KernelShap().sampler(n_segments, size, rng).next_masks()
+        elif switches.documents and n_segments + 1 <= budget:  # else documents left out once
+            self.opening = leave_one_out_rows(n_segments)
         else:
-            self.opening = one_level_opening(n_segments, budget, switches.documents, rng)
+            self.opening = None
 
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None
@@ -190,10 +181,8 @@ class Auto(Method):
         """``auto`` with :class:`_Switches` set (benchmarks, stored configs: old keys dropped)."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
-        known = switch_names | {f.name for f in fields(cls)}
-        options = {k: v for k, v in options.items() if k in known}
         switches = {k: v for k, v in options.items() if k in switch_names}
-        public = {k: v for k, v in options.items() if k not in switch_names}
+        public = {k: v for k, v in options.items() if k in {f.name for f in fields(cls)}}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
 
     def with_lexical(self, weights: Any, answer_words: int | None = None) -> Auto:

@@ -52,7 +52,6 @@ class Method(ABC):
     """An attribution method, selectable by :attr:`name`."""
 
     name: str = ""
-    prefix_fit: bool = True  # fit() accepts any prefix of the design
     models_reward: bool = True  # the scores model the reward (not random's)
 
     @abstractmethod
@@ -81,8 +80,7 @@ def leave_one_out_rows(n_segments: int) -> Masks:
 
 
 def enumerates(method: Method, n_segments: int, budget: int) -> bool:
-    """Whether a run scores every subset (``2**N <= budget``; never for leave-one-out,
-    random or CAMAB's ``redraw=False``)."""
+    """Whether a run scores every subset, ``2**N <= budget`` (not loo, random, ``redraw=False``)."""
     if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
         return False
     return n_segments < 62 and 2**n_segments <= budget
@@ -143,10 +141,9 @@ def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = 0.01) -> Floa
     x = masks.astype(float)
     if x.shape[0] == 0:
         return np.zeros(x.shape[1])
-    mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0.0] = 1.0  # constant columns carry no signal (as StandardScaler)
-    coefficients = lasso((x - mean) / scale, rewards - rewards.mean(), alpha)
+    coefficients = lasso((x - x.mean(axis=0)) / scale, rewards - rewards.mean(), alpha)
     return np.asarray(coefficients / scale, dtype=float)
 
 

@@ -30,23 +30,19 @@ class KernelShap(Method):
         n = n_segments
         if n == 1 or budget >= 2**n:
             return plan_sampler(self, n, max(budget, 2), rng)
-        empty, full = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
         sizes = np.arange(1, n)
         size_probs = (n - 1) / (sizes * (n - sizes))
         size_probs = size_probs / size_probs.sum()
 
-        def pairs() -> Masks:
-            mask = np.zeros(n, dtype=bool)
-            mask[rng.choice(n, size=int(rng.choice(sizes, p=size_probs)), replace=False)] = True
-            return np.array([mask, ~mask])
+        def draw() -> Masks:
+            rows = [np.zeros(n, dtype=bool), np.ones(n, dtype=bool)]
+            for _ in range(budget):
+                mask = np.zeros(n, dtype=bool)
+                mask[rng.choice(n, size=int(rng.choice(sizes, p=size_probs)), replace=False)] = True
+                rows += [mask, ~mask]
+            return np.array(rows)
 
-        design = distinct_rows(
-            lambda: np.concatenate([[empty, full], *(pairs() for _ in range(budget))]),
-            max(budget, 1),
-            n,
-            rng,
-        )
-        return FixedDesignSampler(design)
+        return FixedDesignSampler(distinct_rows(draw, max(budget, 1), n, rng))
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         n = masks.shape[1]
@@ -58,8 +54,7 @@ class KernelShap(Method):
         z, y = masks[inner].astype(float), rewards[inner] - v_empty
         if n == 1 or z.shape[0] == 0:
             return np.full(n, total / n)
-        distinct = len({row.tobytes() for row in masks[inner]})
-        if distinct == z.shape[0] == 2**n - 2:  # full enumeration: exact kernel weights
+        if len({r.tobytes() for r in masks[inner]}) == len(z) == 2**n - 2:  # exact weights
             weights = np.array(
                 [(n - 1) / (comb(n, s) * s * (n - s)) for s in sizes[inner].tolist()]
             )
@@ -84,14 +79,10 @@ class ContextCite(Method):
     name = "contextcite"
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
-        return FixedDesignSampler(
-            distinct_rows(
-                lambda: rng.random((budget, n_segments)) < self.keep_probability,
-                budget,
-                n_segments,
-                rng,
-            )
-        )
+        def draw() -> Masks:
+            return rng.random((budget, n_segments)) < self.keep_probability
+
+        return FixedDesignSampler(distinct_rows(draw, budget, n_segments, rng))
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         return lasso_scores(masks, rewards, self.alpha)
@@ -101,7 +92,6 @@ class LeaveOneOut(Method):
     """``score_i = V(C) - V(C without segment i)``: ``N + 1`` calls whatever the budget."""
 
     name = "loo"
-    prefix_fit = False
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         return FixedDesignSampler(leave_one_out_rows(n_segments))

@@ -14,8 +14,6 @@ from scipy.linalg import cho_factor, cho_solve
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.posterior import GaussianLinearPosterior
 
-MAX_REDRAWS = 32
-
 
 class CamabSampler(Sampler):
     def __init__(
@@ -43,7 +41,7 @@ class CamabSampler(Sampler):
         return masks
 
     def _unseen(self, first: NDArray[np.bool_], proposed: set[bytes]) -> NDArray[np.bool_]:
-        for _ in range(MAX_REDRAWS):
+        for _ in range(32):  # redraws, then the most uncertain unseen subset
             mask = self.posterior.sample(self.rng, 1)[0, 1:] > 0
             if mask.tobytes() not in proposed:
                 return np.asarray(mask, dtype=bool)
@@ -94,10 +92,8 @@ class Camab(Method):
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
         dim = features.shape[1]
         precision = np.eye(dim) / self.prior_variance + features.T @ features / self.noise_variance
-        information = (
-            np.full((dim, 1), self.prior_mean / self.prior_variance)
-            + features.T @ rewards / self.noise_variance
-        )
+        shift = self.prior_mean / self.prior_variance  # B0 mu0, the same for every weight
+        information = shift + features.T @ rewards / self.noise_variance
         means = cho_solve(cho_factor(precision), information)
         return np.asarray(means[1:].T, dtype=float)
 

@@ -23,7 +23,7 @@ class _Stage:
     inner: Sampler
     to_full: Callable[[Masks], Masks]
     known: dict[bytes, float]
-    max_calls: int  # sys.maxsize: the design's own size (leave-one-out)
+    max_calls: int
     calls: int = 0
     done: bool = False
     buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = field(default_factory=list)
@@ -51,18 +51,14 @@ class _Stage:
         self.calls += room
         return np.array([full for _, full in taken], dtype=bool)
 
-    def observe(self, rewards: FloatArray) -> None:
-        self.inner.observe(self.pending, rewards)
-
 
 def document_calls(base: Method, n_docs: int, budget: int) -> int:
     """The document level's calls: ``D + 1`` when that leaves a third of the budget (when it
     fits, for ``auto``), else half the budget; at most every subset of the documents."""
-    d = n_docs
-    cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
-    if isinstance(base, Auto) and base._switches.document_opening and d + 1 <= budget:
-        cap = d + 1
-    return min(cap, 2**d) if d < 62 else cap
+    cap = max(n_docs + 1 if 3 * (n_docs + 1) <= 2 * budget else budget // 2, 1)
+    if isinstance(base, Auto) and base._switches.document_opening and n_docs + 1 <= budget:
+        cap = n_docs + 1
+    return min(cap, 2**n_docs) if n_docs < 62 else cap
 
 
 def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
@@ -78,20 +74,14 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
 class HierarchicalSampler(Sampler):
     def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
         self.method, self.budget, self.rng = method, budget, rng
-        self.members = method.members
         self.known: dict[bytes, float] = {}
         self.history: list[tuple[NDArray[np.bool_], float]] = []
         self.refined = False  # whether the segment level was planned
         base, groups = method.base, method.groups
-        cap = document_calls(base, len(self.members), budget)
-        self.stages = [
-            _Stage(
-                plan_sampler(base, len(self.members), cap, rng),
-                lambda doc_masks: np.asarray(doc_masks[:, groups], dtype=bool),
-                self.known,
-                cap if base.prefix_fit else sys.maxsize,
-            )
-        ]
+        cap = document_calls(base, len(method.members), budget)
+        inner = plan_sampler(base, len(method.members), cap, rng)
+        cap = sys.maxsize if base.name == "loo" else cap  # leave-one-out: its own size
+        self.stages = [_Stage(inner, lambda doc_masks: doc_masks[:, groups], self.known, cap)]
 
     def next_masks(self) -> Masks | None:
         batch = self.stages[-1].next_masks()
@@ -105,7 +95,7 @@ class HierarchicalSampler(Sampler):
         for mask, value in zip(masks, rewards):
             self.known[mask.tobytes()] = float(value)
             self.history.append((mask.copy(), float(value)))
-        self.stages[-1].observe(rewards)
+        self.stages[-1].inner.observe(self.stages[-1].pending, rewards)
         self.n_redrawn = sum(stage.inner.n_redrawn for stage in self.stages)
 
     def _start_segments(self) -> None:
@@ -119,14 +109,14 @@ class HierarchicalSampler(Sampler):
         refined: list[int] = []
         count = 0
         for d in np.argsort(-doc_scores, kind="stable"):
-            size = self.members[d].size
+            size = self.method.members[d].size
             # a one-segment document is already attributed; a smaller one further down may fit
             if size >= 2 and not (refined and count + size > remaining):
                 refined.append(int(d))
                 count += size
         if remaining <= 0 or not refined:
             return
-        columns = np.sort(np.concatenate([self.members[d] for d in refined]))
+        columns = np.sort(np.concatenate([self.method.members[d] for d in refined]))
         known_here = int(masks[:, np.setdiff1d(np.arange(n_segments), columns)].all(axis=1).sum())
 
         def to_full(sub: Masks) -> Masks:
@@ -136,7 +126,7 @@ class HierarchicalSampler(Sampler):
 
         base = self.method.base
         inner = plan_sampler(base, columns.size, remaining + known_here, self.rng)
-        cap = remaining if base.prefix_fit else sys.maxsize
+        cap = sys.maxsize if base.name == "loo" else remaining
         self.stages.append(_Stage(inner, to_full, self.known, cap))
 
 

@@ -16,15 +16,13 @@ from camab_rag.methods.camab import Camab
 
 FREE_CALLS = 64  # calls of the free model per answer (they cost nothing the user pays for)
 TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # candidate variances of the corrections ``d``
-INTERCEPT_VARIANCE = 10.0
-AGREEMENT_VARIANCE = 1.0
 
 
 def _prior(n_segments: int, tau2: float) -> tuple[FloatArray, FloatArray]:
     mean = np.zeros(n_segments + 2)
     mean[1] = 1.0
     variances = np.full(n_segments + 2, tau2)
-    variances[0], variances[1] = INTERCEPT_VARIANCE, AGREEMENT_VARIANCE
+    variances[0], variances[1] = 10.0, 1.0  # the intercept's and the agreement's
     return mean, variances
 
 
@@ -72,7 +70,6 @@ class FreePrior(Method):
     free_calls: int = 0
     free_model: str = ""
     noise_variance: float = 0.01
-    batch_size: int = 1
 
     name = "prior"
 
@@ -80,19 +77,15 @@ class FreePrior(Method):
         self.free_weights = np.asarray(self.free_weights, dtype=float).reshape(-1)
         if not np.all(np.isfinite(self.free_weights)):
             raise ValueError("the free model's weights must be finite")
-        if self.noise_variance <= 0 or self.batch_size < 1:
-            raise ValueError("noise_variance must be positive and batch_size >= 1")
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         if len(self.free_weights) != n_segments:
             raise ValueError(
                 f"the free model scored {len(self.free_weights)} segments, the run has {n_segments}"
             )
-        bandit = Camab(noise_variance=self.noise_variance, batch_size=self.batch_size)
-        return bandit.sampler(n_segments, budget, rng)
+        return Camab(noise_variance=self.noise_variance).sampler(n_segments, budget, rng)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        rewards = np.asarray(rewards, dtype=float)
         mean, _ = posterior(masks, rewards, self.free_weights, self.noise_variance)
         return target_weights(mean, self.free_weights)
 

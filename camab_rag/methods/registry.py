@@ -48,10 +48,7 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     options.pop("budget_left", None)  # what the run left unspent, not a setting
     if name == "prior":  # a free model's prior: its weights are in the config
         return FreePrior(**options)
-    if name == "auto":  # stored runs may carry auto's experimental switches
-        method: Method = Auto._variant(**options)
-    else:
-        method = get_method(name, **options)
+    method = Auto._variant(**options) if name == "auto" else get_method(name, **options)
     if hierarchical and groups is not None:
         return Hierarchical(method, groups, stage1_calls)
     return method
