@@ -28,9 +28,10 @@ from camab_rag.methods.prior import FreePrior
 
 MAX_AUTO_BATCH = 2  # the most Thompson draws per round
 SHAPLEY_OPENING = 0.75  # the share of a one-level run opened with KernelSHAP's design
-# cuts in calls per unit (``N + 1``): one fit over both levels; one document's halves
+# cuts in calls per unit (``N + 1``): a joint fit; one document's halves; its lexical prior
 JOINT_FIT_BELOW = 0.25
 ONE_DOCUMENT_HALVES_BELOW = 0.25
+LEXICAL_PRIOR_BELOW = 1.25
 SHORT_ANSWER_WORDS = 6  # over several documents, the prior for answers this short ...
 SHORT_LEXICAL_BELOW = 0.5  # ... under this many calls per unit
 _CHOICES = {
@@ -90,7 +91,7 @@ class _Switches:
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
     document_opening: bool = True
     documents: bool = False
-    lexical_prior_below: float = 1.25  # the lexical prior on one document under this cut
+    lexical_prior_below: float = LEXICAL_PRIOR_BELOW
     lexical_prior: bool = False
     one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
 
