@@ -58,17 +58,15 @@ from camab_rag.methods.auto import (
     SHORT_ANSWER_WORDS,
     SHORT_LEXICAL_BELOW,
 )
+from camab_rag.methods.base import flat_intercept_posterior_mean
 from camab_rag.methods.prior import posterior, target_weights
 
 ROOT = Path(__file__).resolve().parent.parent
 
 HALVES = {"design": "random_halves"}
 FREE: dict[str, tuple[str, dict[str, Any]]] = {
-    "halves-flat": (
-        "random halves, flat-intercept posterior",
-        {**HALVES, "halves_estimator": "flat_intercept"},
-    ),
-    "halves-lasso": ("random halves, LASSO", {**HALVES, "halves_estimator": "lasso"}),
+    "halves-flat": ("random halves, flat-intercept posterior", HALVES),  # re-fitted
+    "halves-lasso": ("random halves, LASSO", HALVES),
     "documents-first": (
         "adaptive design, each document left out once when D + 1 calls fit",
         {"document_opening": True},
@@ -129,9 +127,11 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
             except Unpriced:
                 continue
             scores = result.scores
+            if name == "halves-flat":  # auto reads its halves with LASSO: re-fitted here
+                scores = flat_intercept_posterior_mean(result.masks, result.rewards[:, None])[0]
             if switches is None:
-                post = posterior(result.masks, result.rewards, lexical, Auto().noise_variance)
-                scores = target_weights(post.mean, lexical)[0]
+                mean, _ = posterior(result.masks, result.rewards, lexical, Auto().noise_variance)
+                scores = target_weights(mean, lexical)
             found[(name, str(b))] = Fit(scores, result.n_queries, result.masks)
     return found
 
@@ -238,15 +238,14 @@ def _words(case: Case) -> int:
 
 
 def shipped_rule() -> Rule:
-    """The rule ``auto`` ships (its default switches; it has no KernelSHAP cut and no
-    halves over several documents, a cut of 0)."""
+    """The rule ``auto`` ships (its default switches, its halves read with LASSO; it has
+    no KernelSHAP cut and no halves over several documents, a cut of 0)."""
     switches = Auto()._switches
-    estimator = {"flat_intercept": "flat", "lasso": "LASSO"}[switches.halves_estimator]
     return Rule(
         0.0,
         switches.joint_fit_below,
         switches.one_document_halves_below,
-        estimator,
+        "LASSO",
         above=switches.one_document_lasso_from,
     )
 

@@ -4,7 +4,7 @@
 sentence) by how much it raises the likelihood of the answer under the chain's own LLM;
 ``cite`` turns that into cited answers; ``GroundednessFilter`` flags or blocks an
 unsupported answer. Names that moved to a submodule (``_MOVED`` says where): ``METHODS``,
-``EarlyStop``, ``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``, ``ScoredBy``,
+``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``, ``ScoredBy``,
 ``TextGenerator``, ``SourceDocument``, ``Segment``, ``segment_documents``,
 ``split_sentences``, ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder``,
 ``StatementAttribution``, ``GaussianLinearPosterior``, ``CitedAnswer``, ``citation_pairs``.
@@ -41,7 +41,7 @@ __all__ = sorted([*_LAZY, "__version__"])
 _MOVED = _by_module(  # names that left the top level at 0.x (CHANGELOG.md): where each lives now
     {
         "scorers.base": "BaseScorer ScoreRequest ResponseLogprobs ScoredBy TextGenerator",
-        "methods": "EarlyStop METHODS",
+        "methods": "METHODS",
         "posterior": "GaussianLinearPosterior",
         "result": "StatementAttribution",
         "segments": "Segment SourceDocument segment_documents",

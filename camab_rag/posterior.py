@@ -22,13 +22,11 @@ class GaussianLinearPosterior:
         prior_variance: float = 1.0,
         noise_variance: float = 0.01,
     ) -> None:
-        if prior_variance <= 0 or noise_variance <= 0:
-            raise ValueError("prior_variance and noise_variance must be positive")
         self.dim, self.noise_variance = dim, float(noise_variance)
         mean = np.broadcast_to(np.asarray(prior_mean, dtype=float), (dim,)).copy()
         self._factor = np.eye(dim) / np.sqrt(float(prior_variance))  # upper Cholesky of B
         self._information = mean / float(prior_variance)  # f = B0 mu0 + X^T v / s2
-        self._mean = mean.copy()
+        self.mean = mean  # B^-1 f
 
     def update(self, x: ArrayLike, value: float) -> None:
         """Absorb one observation ``(x, v)``: ``B += x x^T / s2``, ``f += v x / s2``."""
@@ -39,20 +37,11 @@ class GaussianLinearPosterior:
             raise ValueError(f"reward must be finite, got {value}")
         _cholesky_rank_one_update(self._factor, features * (1.0 / np.sqrt(self.noise_variance)))
         self._information += (float(value) / self.noise_variance) * features
-        self._mean = np.asarray(cho_solve((self._factor, False), self._information), dtype=float)
-
-    @property
-    def mean(self) -> FloatArray:
-        """Posterior mean ``B^-1 f`` (a copy)."""
-        return np.array(self._mean, dtype=float)
-
-    def covariance(self) -> FloatArray:
-        """Posterior covariance ``B^-1`` (O(d^3))."""
-        return np.asarray(cho_solve((self._factor, False), np.eye(self.dim)), dtype=float)
+        self.mean = np.asarray(cho_solve((self._factor, False), self._information), dtype=float)
 
     def correlation(self) -> FloatArray:
-        """Posterior correlation matrix of the weights."""
-        covariance = self.covariance()
+        """Posterior correlation matrix of the weights (from ``B^-1``, O(d^3))."""
+        covariance = cho_solve((self._factor, False), np.eye(self.dim))
         std = np.sqrt(np.diag(covariance))
         return np.asarray(covariance / np.outer(std, std), dtype=float)
 
@@ -65,12 +54,11 @@ class GaussianLinearPosterior:
     def sample(self, rng: np.random.Generator, size: int = 1) -> FloatArray:
         """``size`` weight vectors drawn from the posterior, shape ``(size, dim)``."""
         offsets = solve_triangular(self._factor, rng.standard_normal((self.dim, size)))
-        return np.asarray((self._mean[:, None] + offsets).T, dtype=float)
+        return np.asarray((self.mean[:, None] + offsets).T, dtype=float)
 
 
 def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:
-    """In place: ``factor`` (upper, ``A = R^T R``) becomes the factor of ``A + x x^T``."""
-    x = x.copy()
+    """In place (``x`` too): the upper ``factor`` of ``A = R^T R`` becomes that of ``A + x x^T``."""
     n = factor.shape[0]
     for k in range(n):
         xk = x[k]
@@ -80,8 +68,7 @@ def _cholesky_rank_one_update(factor: FloatArray, x: FloatArray) -> None:
         r = np.hypot(rkk, xk)
         c, s = r / rkk, xk / rkk
         factor[k, k] = r
-        if k + 1 < n:
-            row = factor[k, k + 1 :]
-            row += s * x[k + 1 :]
-            row /= c
-            x[k + 1 :] = c * x[k + 1 :] - s * row
+        row = factor[k, k + 1 :]  # empty for the last k
+        row += s * x[k + 1 :]
+        row /= c
+        x[k + 1 :] = c * x[k + 1 :] - s * row

@@ -73,15 +73,14 @@ class _Oracle:
         self.values: dict[bytes, float] = {}
         self.n_queries = 0
         self.prompt_tokens = 0
-        self.on_scored: Callable[[int], object] | None = None
+        self.on_scored: Callable[[int], object] = lambda calls: None
 
     def rewards(self, masks: NDArray[np.bool_]) -> Steps[NDArray[np.float64]]:
         """The rewards of ``masks``, pricing only new subsets."""
         new = list({m.tobytes(): m for m in masks if m.tobytes() not in self.values}.values())
         for start in range(0, len(new), self.per_call):
             yield from self._price(new[start : start + self.per_call])
-            if self.on_scored is not None:
-                self.on_scored(self.n_queries)
+            self.on_scored(self.n_queries)
         return np.array([self.values[m.tobytes()] for m in masks], dtype=float)
 
 
@@ -97,9 +96,8 @@ class FunctionOracle(_Oracle):
 
     def _evaluate(self, masks: list[NDArray[np.bool_]]) -> None:
         for mask in masks:
-            self.values[mask.tobytes()] = finite_reward(
-                self.value_fn(mask.copy()), "value_fn", mask
-            )
+            value = self.value_fn(mask.copy())
+            self.values[mask.tobytes()] = finite_reward(value, "value_fn", mask)
             self.n_queries += 1
 
 
@@ -143,8 +141,7 @@ class ScorerOracle(_Oracle):
         if key not in self.cache:
             request = ScoreRequest(prompt, self.response)
             self._store([key], (yield ScoreCall(self.scorer, [request])))
-            if self.on_scored is not None:
-                self.on_scored(self.n_queries)
+            self.on_scored(self.n_queries)
         return self.cache[key]
 
     def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs:

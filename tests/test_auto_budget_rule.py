@@ -6,7 +6,7 @@ import pytest
 
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.methods import Auto
-from camab_rag.methods.auto import JOINT_FIT_BELOW, _Switches, budget_rule, scarce_budget
+from camab_rag.methods.auto import JOINT_FIT_BELOW, _Switches, budget_rule
 from camab_rag.methods.base import lasso_scores
 from camab_rag.methods.registry import method_from_config
 
@@ -33,7 +33,9 @@ def planted(mask: np.ndarray) -> float:
     ],
 )
 def test_the_rule_compares_the_budget_with_calls_per_unit(n_segments, budget, below, expected):
-    assert scarce_budget(n_segments, budget, below) is expected
+    assert (
+        budget_rule(_Switches(joint_fit_below=below), n_segments, budget, 2).joint_fit is expected
+    )
 
 
 def test_the_shipped_cuts() -> None:
@@ -56,10 +58,8 @@ def test_the_shipped_cuts() -> None:
     assert {budget_rule(switches, 20, b, 1).estimator for b in (8, 16, 32, 64)} == {"lasso"}
     assert budget_rule(switches, 5, 32, 1).estimator == "flat_intercept"  # every subset
     assert budget_rule(switches, 40, 64, 10).estimator == "flat_intercept"
-    assert switches.halves_estimator == "lasso"
     assert {budget_rule(switches, 40, b, 10).design for b in (4, 8, 16, 64)} == {"adaptive"}
-    assert scarce_budget(40, 8, JOINT_FIT_BELOW)
-    assert not scarce_budget(40, 16, JOINT_FIT_BELOW)
+    assert 8 < JOINT_FIT_BELOW * 41 <= 16
     # KernelSHAP's design was searched and not chosen on the dev rows: never shipped
     assert {
         budget_rule(switches, n, b, d).design
@@ -99,7 +99,7 @@ def test_above_the_cut_auto_keeps_one_fit_per_level():
 
 
 def test_the_random_halves_ask_for_contextcites_subsets_on_one_level():
-    halves = Auto._variant(design="random_halves", halves_estimator="lasso")
+    halves = Auto._variant(design="random_halves")
     ours = run(halves, budget=16)
     theirs = attribute_fn(
         planted, N, budget=16, method="contextcite", settings=AttributionSettings(seed=5)
@@ -185,11 +185,7 @@ def test_one_documents_adaptive_design_is_read_with_lasso() -> None:
     "switches",
     [
         {"design": "halves"},
-        {"one_document_lasso_from": -1.0},
-        {"one_document_halves_below": -0.1},
-        {"halves_estimator": "ols"},
-        {"lexical_prior_below": True},
-        {"joint_fit_below": -0.5},
+        {"estimator": "ols"},
     ],
 )
 def test_bad_rule_switches_are_refused(switches):

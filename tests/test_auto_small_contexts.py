@@ -9,7 +9,7 @@ import pytest
 
 from camab_rag import AttributionSettings, attribute, attribute_fn
 from camab_rag.methods import Auto
-from camab_rag.methods.auto import one_level_opening
+from camab_rag.methods.auto import AutoSampler
 
 SHOP = [
     "The Aero electric kettle boils 1.7 litres in three minutes. The Aero kettle costs "
@@ -63,14 +63,16 @@ def test_below_d_plus_one_calls_nothing_changes() -> None:
 
 def test_the_one_level_opening_is_kernelshaps_unless_the_units_are_documents() -> None:
     rng = np.random.default_rng(0)
-    assert one_level_opening(6, 8, 0.75, False, rng) is None  # 6 rows < N + 1
-    rows = one_level_opening(6, 8, 0.75, True, rng)
-    np.testing.assert_array_equal(rows, leave_one_out(6))
-    more = one_level_opening(6, 20, 0.75, True, rng)
+
+    def opening(n: int, budget: int, documents: bool) -> np.ndarray | None:
+        return AutoSampler(Auto().one_level(documents), n, budget, rng).opening
+
+    assert opening(6, 8, False) is None  # 6 rows < N + 1
+    np.testing.assert_array_equal(opening(6, 8, True), leave_one_out(6))
+    more = opening(6, 20, True)
     assert more is not None and more.shape[0] == 15  # KernelSHAP's 15 rows fit: as before
     assert not more[0].any() and more[1].all()
-    sentences = one_level_opening(20, 16, 0.75, False, rng)
-    assert sentences is None  # 12 rows < 21: Thompson draws alone, as before
+    assert opening(20, 16, False) is None  # 12 rows < 21: Thompson draws alone, as before
 
 
 @pytest.mark.model

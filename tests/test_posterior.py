@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from camab_rag.methods import Camab
 from camab_rag.posterior import GaussianLinearPosterior
 
 
@@ -54,9 +55,12 @@ def test_incremental_posterior_equals_closed_form(history):
         noise_variance=noise_variance,
     )
     np.testing.assert_allclose(posterior.mean, mean, rtol=1e-7, atol=1e-7)
-    np.testing.assert_allclose(
-        posterior.covariance(), np.linalg.inv(precision), rtol=1e-6, atol=1e-9
-    )
+    covariance = np.linalg.inv(precision)
+    variance = posterior.predictive_variance(np.eye(len(mean)))
+    np.testing.assert_allclose(variance, np.diag(covariance), rtol=1e-6, atol=1e-9)
+    std = np.sqrt(np.diag(covariance))
+    expected = covariance / np.outer(std, std)
+    np.testing.assert_allclose(posterior.correlation(), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_stable_for_a_thousand_segments():
@@ -79,7 +83,10 @@ def test_samples_follow_the_posterior():
         posterior.update(x, v)
     draws = posterior.sample(rng, 200_000)
     np.testing.assert_allclose(draws.mean(axis=0), posterior.mean, atol=0.01)
-    np.testing.assert_allclose(np.cov(draws.T), posterior.covariance(), atol=0.01)
+    np.testing.assert_allclose(
+        draws.var(axis=0), posterior.predictive_variance(np.eye(3)), atol=0.01
+    )
+    np.testing.assert_allclose(np.corrcoef(draws.T), posterior.correlation(), atol=0.01)
 
 
 def test_correlation_has_unit_diagonal_and_is_symmetric():
@@ -96,8 +103,8 @@ def test_correlation_has_unit_diagonal_and_is_symmetric():
     [({"prior_variance": 0}, "positive"), ({"noise_variance": -1}, "positive")],
 )
 def test_bad_hyperparameters(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        GaussianLinearPosterior(3, **kwargs)
+    with pytest.raises(ValueError, match=message):  # checked once, by the method
+        Camab(**kwargs)
 
 
 def test_bad_observation_shape_and_value():

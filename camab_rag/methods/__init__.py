@@ -6,7 +6,7 @@ from __future__ import annotations
 from camab_rag.methods.auto import Auto
 from camab_rag.methods.base import Method
 from camab_rag.methods.baselines import ContextCite, KernelShap, LeaveOneOut, RandomScores
-from camab_rag.methods.camab import Camab, EarlyStop
+from camab_rag.methods.camab import Camab
 from camab_rag.methods.hierarchical import Hierarchical
 from camab_rag.methods.registry import METHODS
 
@@ -15,7 +15,6 @@ __all__ = [
     "Auto",
     "Camab",
     "ContextCite",
-    "EarlyStop",
     "Hierarchical",
     "KernelShap",
     "LeaveOneOut",

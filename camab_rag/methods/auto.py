@@ -28,42 +28,21 @@ from camab_rag.methods.prior import FreePrior
 
 MAX_AUTO_BATCH = 2  # the most Thompson draws per round
 SHAPLEY_OPENING = 0.75  # the share of a one-level run opened with KernelSHAP's design
-# cuts in calls per unit (``N + 1``): one fit over both levels; one document's random
-# halves; one document's LASSO; the lexical prior on one document
+# cuts in calls per unit (``N + 1``): a joint fit; one document's halves; its lexical prior
 JOINT_FIT_BELOW = 0.25
 ONE_DOCUMENT_HALVES_BELOW = 0.25
-ONE_DOCUMENT_LASSO_FROM = 0.0
 LEXICAL_PRIOR_BELOW = 1.25
 SHORT_ANSWER_WORDS = 6  # over several documents, the prior for answers this short ...
 SHORT_LEXICAL_BELOW = 0.5  # ... under this many calls per unit
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
-    "estimator": ("flat_intercept", "posterior_mean", "lasso"),
-    "halves_estimator": ("flat_intercept", "posterior_mean", "lasso"),
+    "estimator": ("flat_intercept", "lasso"),
 }
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
     """Thompson draws per round: ``parallel``, at most 2 and ``budget // 4``, at least 1."""
     return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
-
-
-def scarce_budget(n_segments: int, budget: int, below: float) -> bool:
-    """Whether ``budget`` is under ``below`` calls per unit (``N + 1``)."""
-    return budget < below * (n_segments + 1)
-
-
-def one_level_opening(
-    n_segments: int, budget: int, share: float, documents: bool, rng: np.random.Generator
-) -> Masks | None:
-    """A one-level run's opening: KernelSHAP's design over ``share`` of the budget when
-    that is ``N + 1`` rows or more, else over ``documents`` each left out once if it fits."""
-    size = min(budget, round(share * budget))
-    if n_segments + 1 <= size:
-        return KernelShap().sampler(n_segments, size, rng).next_masks()
-    if documents and n_segments + 1 <= budget:
-        return leave_one_out_rows(n_segments)
-    return None
 
 
 def separate_ties(
@@ -108,23 +87,18 @@ class _Switches:
     estimator: str = "flat_intercept"
     joint_fit: bool = False
     design: str = "adaptive"
-    halves_estimator: str = "lasso"
     joint_fit_below: float = JOINT_FIT_BELOW
     one_document_halves_below: float = ONE_DOCUMENT_HALVES_BELOW
     document_opening: bool = True
     documents: bool = False
     lexical_prior_below: float = LEXICAL_PRIOR_BELOW
     lexical_prior: bool = False
-    one_document_lasso_from: float = ONE_DOCUMENT_LASSO_FROM
+    one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
-        for name in (f.name for f in fields(self) if f.type == "float"):  # the cuts
-            below = getattr(self, name)
-            if isinstance(below, bool) or not isinstance(below, (int, float)) or below < 0:
-                raise ValueError(f"{name} must be a number >= 0, got {below!r}")
 
 
 def budget_rule(
@@ -133,23 +107,16 @@ def budget_rule(
     """``auto``'s design for one run: on one document the random halves under a cut of
     calls per unit, else LASSO; over several, one joint fit under a cut; the lexical prior
     under a cut on one document, over several only for a short answer."""
+    units = n_segments + 1  # the cuts are in calls per unit
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
-    lexical = (
-        scarce_budget(n_segments, budget, switches.lexical_prior_below)
-        if n_docs <= 1
-        else short and scarce_budget(n_segments, budget, SHORT_LEXICAL_BELOW)
-    )
-    switches = replace(switches, lexical_prior=lexical)
-    if n_docs <= 1 and scarce_budget(n_segments, budget, switches.one_document_halves_below):
+    cut = switches.lexical_prior_below if n_docs <= 1 else SHORT_LEXICAL_BELOW
+    switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
+    if n_docs <= 1 and budget < switches.one_document_halves_below * units:
         return replace(switches, design="random_halves")
     every_subset = n_segments < 62 and 2**n_segments <= budget
-    if (
-        n_docs <= 1
-        and not every_subset
-        and not scarce_budget(n_segments, budget, switches.one_document_lasso_from)
-    ):
+    if n_docs <= 1 and not every_subset and budget >= switches.one_document_lasso_from * units:
         return replace(switches, estimator="lasso")
-    if 1 < n_docs < n_segments and scarce_budget(n_segments, budget, switches.joint_fit_below):
+    if 1 < n_docs < n_segments and budget < switches.joint_fit_below * units:
         return replace(switches, joint_fit=True)
     return switches
 
@@ -163,15 +130,17 @@ class AutoSampler(CamabSampler):
         super().__init__(method.bandit(), n_segments, 0 if halves else budget, rng)
         self.total = budget
         self.rows = np.zeros((0, n_segments), dtype=bool)
-        self.opening: Masks | None = None
+        size = min(budget, round(SHAPLEY_OPENING * budget))  # one level: KernelSHAP's share
         if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
         elif switches.leave_one_out_first:
             self.opening = leave_one_out_rows(n_segments) if n_segments < budget else None
+        elif n_segments + 1 <= size:  # one level: KernelSHAP's design when N + 1 rows fit
+            self.opening = KernelShap().sampler(n_segments, size, rng).next_masks()
+        elif switches.documents and n_segments + 1 <= budget:  # else documents left out once
+            self.opening = leave_one_out_rows(n_segments)
         else:
-            self.opening = one_level_opening(
-                n_segments, budget, SHAPLEY_OPENING, switches.documents, rng
-            )
+            self.opening = None
 
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None
@@ -200,7 +169,6 @@ class Auto(Method):
     _answer_words: int | None = field(default=None, repr=False, kw_only=True)
 
     name = "auto"
-    anytime = False  # a prefix is a valid fit, but not the run a smaller budget would make
 
     def __post_init__(self) -> None:
         size = self.batch_size
@@ -211,14 +179,11 @@ class Auto(Method):
 
     @classmethod
     def _variant(cls, **options: Any) -> Auto:
-        """Benchmarks and stored results only: ``auto`` with :class:`_Switches` set (the
-        switches of earlier research runs a stored config may hold are dropped)."""
+        """``auto`` with :class:`_Switches` set (benchmarks, stored configs: old keys dropped)."""
         switch_names = {f.name for f in fields(_Switches)}
         lexical = options.pop("lexical_weights", None)
-        known = switch_names | {f.name for f in fields(cls)}
-        options = {k: v for k, v in options.items() if k in known}
         switches = {k: v for k, v in options.items() if k in switch_names}
-        public = {k: v for k, v in options.items() if k not in switch_names}
+        public = {k: v for k, v in options.items() if k in {f.name for f in fields(cls)}}
         return cls(**public, _switches=_Switches(**switches)).with_lexical(lexical)
 
     def with_lexical(self, weights: Any, answer_words: int | None = None) -> Auto:
@@ -255,7 +220,7 @@ class Auto(Method):
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents."""
         switches = budget_rule(self._switches, n_segments, budget, n_docs, self._answer_words)
-        return self if switches == self._switches else replace(self, _switches=switches)
+        return replace(self, _switches=switches)
 
     def one_level(self, documents: bool = False) -> Auto:
         """These settings for a one-level run (``documents``: the units are documents)."""
@@ -281,12 +246,7 @@ class Auto(Method):
                 raise InputError(f"{n} lexical scores for {masks.shape[1]} segments")
             prior = FreePrior(np.array(self._lexical), noise_variance=self.noise_variance)
             return prior.fit_many(masks, rewards, seed)
-        estimator = self._switches.estimator
-        if self.fixed_design:
-            estimator = self._switches.halves_estimator
-        if estimator == "posterior_mean":
-            return self.bandit().fit_many(masks, rewards, seed)
-        if estimator == "lasso":
+        if self.fixed_design or self._switches.estimator == "lasso":  # the halves: LASSO
             return np.stack([lasso_scores(masks, column) for column in np.asarray(rewards).T])
         return flat_intercept_posterior_mean(
             masks, rewards, noise_variance=self.noise_variance, prior_variance=self.prior_variance

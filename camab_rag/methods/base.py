@@ -52,8 +52,6 @@ class Method(ABC):
     """An attribution method, selectable by :attr:`name`."""
 
     name: str = ""
-    anytime: bool = True  # a prefix of a run is the run of a smaller budget
-    prefix_fit: bool = True  # fit() accepts any prefix of the design
     models_reward: bool = True  # the scores model the reward (not random's)
 
     @abstractmethod
@@ -82,8 +80,7 @@ def leave_one_out_rows(n_segments: int) -> Masks:
 
 
 def enumerates(method: Method, n_segments: int, budget: int) -> bool:
-    """Whether a run scores every subset (``2**N <= budget``; never for leave-one-out,
-    random or CAMAB's ``redraw=False``)."""
+    """Whether a run scores every subset, ``2**N <= budget`` (not loo, random, ``redraw=False``)."""
     if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
         return False
     return n_segments < 62 and 2**n_segments <= budget
@@ -115,16 +112,14 @@ def distinct_rows(
     return np.array(list(seen.values()), dtype=bool).reshape(-1, n_segments)
 
 
-def lasso(
-    x: FloatArray, y: FloatArray, alpha: float, *, max_iter: int = 2000, tol: float = 1e-8
-) -> FloatArray:
+def lasso(x: FloatArray, y: FloatArray, alpha: float) -> FloatArray:
     """Coordinate-descent LASSO on centred data, ``1/(2m) ||y - Xw||^2 + alpha ||w||_1``
     (keeps scikit-learn out of the core)."""
     m, n = x.shape
     weights = np.zeros(n)
     residual = y.astype(float).copy()
     col_sq = (x**2).sum(axis=0) / m
-    for _ in range(max_iter):
+    for _ in range(2000):
         largest_step = 0.0
         for j in range(n):
             if col_sq[j] == 0.0:
@@ -136,7 +131,7 @@ def lasso(
                 residual -= x[:, j] * (new - old)
                 weights[j] = new
                 largest_step = max(largest_step, abs(new - old))
-        if largest_step < tol:
+        if largest_step < 1e-8:
             break
     return weights
 
@@ -146,10 +141,9 @@ def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = 0.01) -> Floa
     x = masks.astype(float)
     if x.shape[0] == 0:
         return np.zeros(x.shape[1])
-    mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0.0] = 1.0  # constant columns carry no signal (as StandardScaler)
-    coefficients = lasso((x - mean) / scale, rewards - rewards.mean(), alpha)
+    coefficients = lasso((x - x.mean(axis=0)) / scale, rewards - rewards.mean(), alpha)
     return np.asarray(coefficients / scale, dtype=float)
 
 
@@ -157,14 +151,11 @@ def flat_intercept_posterior_mean(
     masks: Masks, rewards: FloatArray, *, noise_variance: float = 0.01, prior_variance: float = 1.0
 ) -> FloatArray:
     """CAMAB's posterior means with a flat prior on the intercept (ridge regression on
-    centred data): ``(m,)`` or ``(m, K)`` rewards give ``(N,)`` or ``(K, N)``."""
+    centred data): ``(m, K)`` rewards give ``(K, N)``."""
     x = masks.astype(float)
-    y = np.asarray(rewards, dtype=float)
-    y2 = y[:, None] if y.ndim == 1 else y
     if x.shape[0] == 0:
-        weights = np.zeros((y2.shape[1], x.shape[1]))
-    else:
-        xc = x - x.mean(axis=0)
-        precision = xc.T @ xc / noise_variance + np.eye(x.shape[1]) / prior_variance
-        weights = np.linalg.solve(precision, xc.T @ (y2 - y2.mean(axis=0)) / noise_variance).T
-    return np.asarray(weights[0] if y.ndim == 1 else weights, dtype=float)
+        return np.zeros((rewards.shape[1], x.shape[1]))
+    xc = x - x.mean(axis=0)
+    precision = xc.T @ xc / noise_variance + np.eye(x.shape[1]) / prior_variance
+    centred = rewards - rewards.mean(axis=0)
+    return np.asarray(np.linalg.solve(precision, xc.T @ centred / noise_variance).T, dtype=float)

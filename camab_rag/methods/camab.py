@@ -14,23 +14,6 @@ from scipy.linalg import cho_factor, cho_solve
 from camab_rag.methods.base import FloatArray, Masks, Method, Sampler
 from camab_rag.posterior import GaussianLinearPosterior
 
-MAX_REDRAWS = 32
-
-
-@dataclass(frozen=True)
-class EarlyStop:
-    """Stop once the share of ``n_samples`` posterior draws whose top-``k`` set is the
-    posterior mean's reaches ``threshold`` (after ``min_rounds`` observations)."""
-
-    k: int = 3
-    threshold: float = 0.95
-    n_samples: int = 256
-    min_rounds: int = 10
-
-    def __post_init__(self) -> None:
-        if self.k < 1 or not 0 < self.threshold <= 1 or self.n_samples < 1:
-            raise ValueError("EarlyStop needs k >= 1, 0 < threshold <= 1, n_samples >= 1")
-
 
 class CamabSampler(Sampler):
     def __init__(
@@ -43,7 +26,7 @@ class CamabSampler(Sampler):
 
     def next_masks(self) -> Masks | None:
         remaining = self.budget - self.n_evaluated
-        if remaining <= 0 or self.stopped_early:
+        if remaining <= 0:
             return None
         draws = self.posterior.sample(self.rng, min(self.method.batch_size, remaining))
         masks = draws[:, 1:] > 0
@@ -58,7 +41,7 @@ class CamabSampler(Sampler):
         return masks
 
     def _unseen(self, first: NDArray[np.bool_], proposed: set[bytes]) -> NDArray[np.bool_]:
-        for _ in range(MAX_REDRAWS):
+        for _ in range(32):  # redraws, then the most uncertain unseen subset
             mask = self.posterior.sample(self.rng, 1)[0, 1:] > 0
             if mask.tobytes() not in proposed:
                 return np.asarray(mask, dtype=bool)
@@ -82,15 +65,6 @@ class CamabSampler(Sampler):
         for mask, value in zip(masks, rewards):
             self.posterior.update(np.concatenate(([1.0], mask.astype(float))), float(value))
         self.n_evaluated += len(masks)
-        stop = self.method.early_stop
-        if stop is not None and self.n_evaluated >= stop.min_rounds:
-            weights = self.posterior.mean[1:]
-            k = min(stop.k, weights.size)
-            target = np.sort(np.argsort(-weights, kind="stable")[:k])
-            draws = self.posterior.sample(self.rng, stop.n_samples)[:, 1:]
-            tops = np.sort(np.argpartition(-draws, k - 1, axis=1)[:, :k], axis=1)
-            share = float(np.mean(np.all(tops == target, axis=1)))
-            self.stopped_early = share >= stop.threshold and self.n_evaluated < self.budget
 
 
 @dataclass
@@ -101,7 +75,6 @@ class Camab(Method):
     prior_variance: float = 1.0
     noise_variance: float = 0.01
     batch_size: int = 1
-    early_stop: EarlyStop | None = None
     redraw: bool = True
 
     name = "camab"
@@ -119,10 +92,8 @@ class Camab(Method):
         features = np.hstack([np.ones((masks.shape[0], 1)), masks.astype(float)])
         dim = features.shape[1]
         precision = np.eye(dim) / self.prior_variance + features.T @ features / self.noise_variance
-        information = (
-            np.full((dim, 1), self.prior_mean / self.prior_variance)
-            + features.T @ rewards / self.noise_variance
-        )
+        shift = self.prior_mean / self.prior_variance  # B0 mu0, the same for every weight
+        information = shift + features.T @ rewards / self.noise_variance
         means = cho_solve(cho_factor(precision), information)
         return np.asarray(means[1:].T, dtype=float)
 

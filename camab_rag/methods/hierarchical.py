@@ -4,6 +4,7 @@ base with ``joint_fit`` is fitted once over every subset instead)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ class _Stage:
     inner: Sampler
     to_full: Callable[[Masks], Masks]
     known: dict[bytes, float]
-    max_calls: int | None
+    max_calls: int
     calls: int = 0
     done: bool = False
     buffer: list[tuple[NDArray[np.bool_], NDArray[np.bool_]]] = field(default_factory=list)
@@ -41,9 +42,7 @@ class _Stage:
                     batch[known], np.array([self.known[r.tobytes()] for r in full[known]])
                 )
             self.buffer.extend(zip(batch[~known], full[~known]))
-        room = len(self.buffer)
-        if self.max_calls is not None:
-            room = min(room, self.max_calls - self.calls)
+        room = min(len(self.buffer), self.max_calls - self.calls)
         if room <= 0:
             self.done, self.buffer = True, []
             return None
@@ -52,18 +51,14 @@ class _Stage:
         self.calls += room
         return np.array([full for _, full in taken], dtype=bool)
 
-    def observe(self, rewards: FloatArray) -> None:
-        self.inner.observe(self.pending, rewards)
-
 
 def document_calls(base: Method, n_docs: int, budget: int) -> int:
     """The document level's calls: ``D + 1`` when that leaves a third of the budget (when it
     fits, for ``auto``), else half the budget; at most every subset of the documents."""
-    d = n_docs
-    cap = max(d + 1 if 3 * (d + 1) <= 2 * budget else budget // 2, 1)
-    if isinstance(base, Auto) and base._switches.document_opening and d + 1 <= budget:
-        cap = d + 1
-    return min(cap, 2**d) if d < 62 else cap
+    cap = max(n_docs + 1 if 3 * (n_docs + 1) <= 2 * budget else budget // 2, 1)
+    if isinstance(base, Auto) and base._switches.document_opening and n_docs + 1 <= budget:
+        cap = n_docs + 1
+    return min(cap, 2**n_docs) if n_docs < 62 else cap
 
 
 def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
@@ -79,20 +74,14 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
 class HierarchicalSampler(Sampler):
     def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
         self.method, self.budget, self.rng = method, budget, rng
-        self.members = method.members()
         self.known: dict[bytes, float] = {}
         self.history: list[tuple[NDArray[np.bool_], float]] = []
         self.refined = False  # whether the segment level was planned
         base, groups = method.base, method.groups
-        cap = document_calls(base, len(self.members), budget)
-        self.stages = [
-            _Stage(
-                plan_sampler(base, len(self.members), cap, rng),
-                lambda doc_masks: np.asarray(doc_masks[:, groups], dtype=bool),
-                self.known,
-                cap if base.prefix_fit else None,  # leave-one-out keeps its own cost
-            )
-        ]
+        cap = document_calls(base, len(method.members), budget)
+        inner = plan_sampler(base, len(method.members), cap, rng)
+        cap = sys.maxsize if base.name == "loo" else cap  # leave-one-out: its own size
+        self.stages = [_Stage(inner, lambda doc_masks: doc_masks[:, groups], self.known, cap)]
 
     def next_masks(self) -> Masks | None:
         batch = self.stages[-1].next_masks()
@@ -106,7 +95,7 @@ class HierarchicalSampler(Sampler):
         for mask, value in zip(masks, rewards):
             self.known[mask.tobytes()] = float(value)
             self.history.append((mask.copy(), float(value)))
-        self.stages[-1].observe(rewards)
+        self.stages[-1].inner.observe(self.stages[-1].pending, rewards)
         self.n_redrawn = sum(stage.inner.n_redrawn for stage in self.stages)
 
     def _start_segments(self) -> None:
@@ -120,14 +109,14 @@ class HierarchicalSampler(Sampler):
         refined: list[int] = []
         count = 0
         for d in np.argsort(-doc_scores, kind="stable"):
-            size = self.members[d].size
+            size = self.method.members[d].size
             # a one-segment document is already attributed; a smaller one further down may fit
             if size >= 2 and not (refined and count + size > remaining):
                 refined.append(int(d))
                 count += size
         if remaining <= 0 or not refined:
             return
-        columns = np.sort(np.concatenate([self.members[d] for d in refined]))
+        columns = np.sort(np.concatenate([self.method.members[d] for d in refined]))
         known_here = int(masks[:, np.setdiff1d(np.arange(n_segments), columns)].all(axis=1).sum())
 
         def to_full(sub: Masks) -> Masks:
@@ -137,14 +126,12 @@ class HierarchicalSampler(Sampler):
 
         base = self.method.base
         inner = plan_sampler(base, columns.size, remaining + known_here, self.rng)
-        cap = remaining if base.prefix_fit else None
+        cap = sys.maxsize if base.name == "loo" else remaining
         self.stages.append(_Stage(inner, to_full, self.known, cap))
 
 
 class Hierarchical(Method):
     """``base`` run hierarchically over ``groups`` (each segment's document, 0..D-1)."""
-
-    anytime = False
 
     def __init__(
         self, base: Method, groups: Sequence[int], stage1_calls: int | None = None
@@ -153,6 +140,7 @@ class Hierarchical(Method):
         if ids.size == 0 or not np.array_equal(np.unique(ids), np.arange(ids.max() + 1)):
             raise ValueError("groups must number the documents 0..D-1, one per segment")
         self.base, self.groups, self.name = base, ids, base.name
+        self.members = [np.flatnonzero(ids == d) for d in range(int(ids.max()) + 1)]
         self.stage1_calls = stage1_calls  # the document level's calls (set by the run)
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
@@ -160,15 +148,12 @@ class Hierarchical(Method):
             raise ValueError(f"groups has {self.groups.size} entries for {n_segments} segments")
         return HierarchicalSampler(self, budget, rng)
 
-    def members(self) -> list[NDArray[np.int64]]:
-        return [np.flatnonzero(self.groups == d) for d in range(int(self.groups.max()) + 1)]
-
     def document_scores(
         self, masks: Masks, rewards: FloatArray, seed: int = 0, *, design: bool = False
     ) -> FloatArray:
         """The documents' scores from the subsets that keep or drop whole documents (for
         ``design=True`` with ``auto``, the means of the CAMAB that steers its draws)."""
-        first = np.array([m[0] for m in self.members()])
+        first = np.array([m[0] for m in self.members])
         whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
         if self.stage1_calls is not None:
             whole[self.stage1_calls :] = False
@@ -181,10 +166,9 @@ class Hierarchical(Method):
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         if getattr(self.base, "joint_fit", False):
             return np.asarray(self.base.fit(masks, rewards, seed), dtype=float)
-        members = self.members()
-        sizes = np.array([m.size for m in members], dtype=float)
+        sizes = np.array([m.size for m in self.members], dtype=float)
         scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
-        first = np.array([m[0] for m in members])
+        first = np.array([m[0] for m in self.members])
         varies = np.any(masks != masks[:, first][:, self.groups], axis=0)
         refined = np.isin(self.groups, np.unique(self.groups[varies]))
         if refined.any():

@@ -16,15 +16,13 @@ from camab_rag.methods.camab import Camab
 
 FREE_CALLS = 64  # calls of the free model per answer (they cost nothing the user pays for)
 TAU2_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # candidate variances of the corrections ``d``
-INTERCEPT_VARIANCE = 10.0
-AGREEMENT_VARIANCE = 1.0
 
 
 def _prior(n_segments: int, tau2: float) -> tuple[FloatArray, FloatArray]:
     mean = np.zeros(n_segments + 2)
     mean[1] = 1.0
     variances = np.full(n_segments + 2, tau2)
-    variances[0], variances[1] = INTERCEPT_VARIANCE, AGREEMENT_VARIANCE
+    variances[0], variances[1] = 10.0, 1.0  # the intercept's and the agreement's
     return mean, variances
 
 
@@ -43,16 +41,10 @@ def log_evidence(
     return float(-0.5 * (quad + logdet + n * np.log(2 * np.pi)))
 
 
-@dataclass(frozen=True)
-class Posterior:
-    mean: FloatArray
-    tau2: float
-
-
 def posterior(
     masks: Masks, rewards: FloatArray, free_weights: FloatArray, noise: float
-) -> Posterior:
-    """The posterior over ``(b, a, d)`` at the ``tau2`` of highest evidence."""
+) -> tuple[FloatArray, float]:
+    """The posterior mean over ``(b, a, d)`` and the ``tau2`` of highest evidence."""
     x = masks.astype(float)
     features = np.hstack([np.ones((len(x), 1)), (x @ free_weights)[:, None], x])
     n = len(free_weights)
@@ -62,13 +54,12 @@ def posterior(
     precision = np.diag(1.0 / variances) + features.T @ features / noise
     information = mean0 / variances + features.T @ rewards / noise
     mean = cho_solve(cho_factor(precision, lower=True), information)
-    return Posterior(np.asarray(mean, dtype=float), tau2)
+    return np.asarray(mean, dtype=float), tau2
 
 
 def target_weights(theta: FloatArray, free_weights: FloatArray) -> FloatArray:
-    """Segment weights ``a * w_free + d`` of one or several ``(b, a, d)`` rows."""
-    theta = np.atleast_2d(theta)
-    return np.asarray(theta[:, 1:2] * free_weights[None, :] + theta[:, 2:], dtype=float)
+    """Segment weights ``a * w_free + d`` of a ``(b, a, d)`` row."""
+    return np.asarray(theta[1] * free_weights + theta[2:], dtype=float)
 
 
 @dataclass
@@ -79,7 +70,6 @@ class FreePrior(Method):
     free_calls: int = 0
     free_model: str = ""
     noise_variance: float = 0.01
-    batch_size: int = 1
 
     name = "prior"
 
@@ -87,22 +77,17 @@ class FreePrior(Method):
         self.free_weights = np.asarray(self.free_weights, dtype=float).reshape(-1)
         if not np.all(np.isfinite(self.free_weights)):
             raise ValueError("the free model's weights must be finite")
-        if self.noise_variance <= 0 or self.batch_size < 1:
-            raise ValueError("noise_variance must be positive and batch_size >= 1")
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
         if len(self.free_weights) != n_segments:
             raise ValueError(
                 f"the free model scored {len(self.free_weights)} segments, the run has {n_segments}"
             )
-        bandit = Camab(noise_variance=self.noise_variance, batch_size=self.batch_size)
-        return bandit.sampler(n_segments, budget, rng)
+        return Camab(noise_variance=self.noise_variance).sampler(n_segments, budget, rng)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
-        post = posterior(
-            masks, np.asarray(rewards, dtype=float), self.free_weights, self.noise_variance
-        )
-        return np.asarray(target_weights(post.mean, self.free_weights)[0], dtype=float)
+        mean, _ = posterior(masks, rewards, self.free_weights, self.noise_variance)
+        return target_weights(mean, self.free_weights)
 
     def config(self) -> dict[str, Any]:
         return {**asdict(self), "free_weights": [round(float(w), 6) for w in self.free_weights]}

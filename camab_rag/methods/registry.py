@@ -9,7 +9,7 @@ from camab_rag.errors import InputError
 from camab_rag.methods.auto import Auto
 from camab_rag.methods.base import Method
 from camab_rag.methods.baselines import ContextCite, KernelShap, LeaveOneOut, RandomScores
-from camab_rag.methods.camab import Camab, EarlyStop
+from camab_rag.methods.camab import Camab
 from camab_rag.methods.hierarchical import Hierarchical
 from camab_rag.methods.prior import FreePrior
 
@@ -48,14 +48,7 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     options.pop("budget_left", None)  # what the run left unspent, not a setting
     if name == "prior":  # a free model's prior: its weights are in the config
         return FreePrior(**options)
-    if name == "camab" and options.get("estimator") == "posterior_mean":
-        del options["estimator"]  # stored before the LASSO switch went: the one fit left
-    if name == "camab" and options.get("early_stop") is not None:
-        options["early_stop"] = EarlyStop(**options["early_stop"])
-    if name == "auto":  # stored runs may carry auto's experimental switches
-        method: Method = Auto._variant(**options)
-    else:
-        method = get_method(name, **options)
+    method = Auto._variant(**options) if name == "auto" else get_method(name, **options)
     if hierarchical and groups is not None:
         return Hierarchical(method, groups, stage1_calls)
     return method
