@@ -42,7 +42,6 @@ from camab_rag.render.text import groundedness_report, informative_words, suppor
 from camab_rag.result import AttributionResult
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
-_HIGHLIGHTS = 3  # supporting segments listed per cited source
 SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
 
 
@@ -124,10 +123,8 @@ def cite(
     by_doc = rule.unit == "document"
     result, docs = _documents_for(result, documents)
     segments = result.segments
-    n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     owner = [segment.doc_index for segment in segments]
     answer_scores = np.asarray(result.scores, dtype=float)
-
     texts = unit_texts(result, rule.unit, docs)
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
@@ -135,7 +132,7 @@ def cite(
     sentences: list[CitedSentence] = []
     for text, start, end, scores in _statement_rows(result):
         if by_doc:
-            scores = np.bincount(owner, weights=scores, minlength=n_docs).astype(float)
+            scores = np.bincount(owner, weights=scores, minlength=len(texts)).astype(float)
         disputing = disputes(result, start, end, rule.unit)
         chosen = choose_sources(text, scores, texts, rule, disputing)
         for unit in chosen + list(disputing):
@@ -158,15 +155,14 @@ def cite(
         base = segments[members[0]].start if not by_doc or joined else 0
         score = float(doc_scores[unit] if by_doc else answer_scores[unit])
         text = _joined(segments, members, base) if joined else texts[unit]
-        spans = [i for i in members if segments[i].end > segments[i].start]
-        strong = sorted(
-            (i for i in spans if 0 < answer_scores[i] >= WEAK_AT), key=lambda i: -answer_scores[i]
-        )[: _HIGHLIGHTS if unit in cited_units else 0]
-        highlights: list[Highlight] = []
-        for i in sorted(strong, key=lambda i: segments[i].start):
-            seg, value = segments[i], float(answer_scores[i])
-            span = (seg.start - base, seg.end - base)
-            highlights.append(Highlight(i, *span, seg.text, value, support_strength(value)))
+        shown = [i for i in members if segments[i].end > segments[i].start]
+        shown = [i for i in shown if 0 < answer_scores[i] >= WEAK_AT and unit in cited_units]
+        strong = sorted(shown, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
+        highlights = [
+            Highlight(i, seg.start - base, seg.end - base, seg.text, value, support_strength(value))
+            for i in sorted(strong, key=lambda i: segments[i].start)
+            for seg, value in [(segments[i], float(answer_scores[i]))]
+        ]
         title, url = (document.title, source_link(document.metadata)) if document else (None, None)
         place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
         sources.append(Source(*place, highlights, url, disputed_words.get(unit, [])))

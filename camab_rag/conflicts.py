@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +24,7 @@ from camab_rag.groundedness.wordforms import (
 )
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict
-from camab_rag.rewards import sum_logprob
+from camab_rag.rewards import ScorerOracle, sum_logprob
 from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.segments import SourceDocument
 from camab_rag.sentences import split_sentences
@@ -41,12 +41,6 @@ _WORD = re.compile(r"\w+")
 _NAME_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")  # "3.20", "1,500": one number
 
 
-class _LogprobSource(Protocol):
-    response: str
-
-    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs: ...
-
-
 def word_logprobs(
     response: str, rows: Sequence[ResponseLogprobs]
 ) -> tuple[list[tuple[int, int]], FloatArray]:
@@ -60,10 +54,9 @@ def conflicts_from_coefficients(
     words: Sequence[tuple[int, int]],
     coefficients: FloatArray,
     texts: Sequence[str],
-    against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
     """Per-word coefficients ``(n_words, n_segments)`` to conflicts: a segment lowering a
-    content word its text lacks by ``against_at`` while another backs it."""
+    content word its text lacks by :data:`CONFLICT_AT` while another backs it."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         if response[start:end].lower() in STOPWORDS:
@@ -71,7 +64,7 @@ def conflicts_from_coefficients(
         backed_by = int(np.argmax(row))
         if row[backed_by] < BACKED_AT:
             continue
-        for segment in np.flatnonzero(row <= -against_at):
+        for segment in np.flatnonzero(row <= -CONFLICT_AT):
             held = rf"(?<!\w){re.escape(response[start:end])}(?!\w)"
             if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
@@ -82,7 +75,7 @@ def conflicts_from_coefficients(
 
 def find_conflicts(
     method: Method,
-    source: _LogprobSource,
+    source: ScorerOracle,
     masks: NDArray[np.bool_],
     texts: Sequence[str],
     seed: int = 0,
@@ -114,8 +107,7 @@ def _kind(word: str) -> str:
 
 
 def _words(text: str) -> list[_Word]:
-    found = ((m.group(), m.start(), m.end()) for m in _NAME_WORD.finditer(text))
-    return [_Word(w, w.lower(), _kind(w), a, b) for w, a, b in found]
+    return [_Word(m[0], m[0].lower(), _kind(m[0]), *m.span()) for m in _NAME_WORD.finditer(text)]
 
 
 def _neighbour(words: Sequence[_Word], i: int, step: int, reach: int = 3) -> int | None:
@@ -267,8 +259,7 @@ def disputes(
 def _off_subject(
     unit: int, value: str, known: Sequence[frozenset[str]], asked: frozenset[str]
 ) -> bool:
-    """Whether ``unit`` speaks of the question's subject less than a unit stating the
-    answer's ``value`` (DVD fines, not books)."""
+    """Whether ``unit`` speaks of the question's subject less than a unit holding ``value``."""
     holding = [u for u, held in enumerate(known) if value and value in held]
     if not holding or not asked:
         return False

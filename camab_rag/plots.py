@@ -3,7 +3,7 @@ posterior correlation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,23 +29,16 @@ def plot_attribution(
     ax: Axes | None = None,
     gold: Iterable[int] = (),
     cited: Iterable[int] = (),
-    by: str = "segment",
     top: int | None = 20,
-    title: str | None = None,
 ) -> Axes:
-    """Bar chart of the scores ``by`` segment or document: ``gold`` indices starred, ``cited``
-    ones outlined, the ``top`` highest (``None``: all)."""
-    if by not in ("segment", "document"):
-        raise InputError(f"by must be 'segment' or 'document', got {by!r}")
+    """Bar chart of the segments' scores: ``gold`` indices starred, ``cited`` ones outlined,
+    the ``top`` highest (``None``: all)."""
     plt = _pyplot()
-    scores = np.asarray(result.scores if by == "segment" else result.document_scores, float)
+    scores = np.asarray(result.scores, float)
     if scores.size == 0:
         raise InputError("the attribution has no scores to plot")
-    if by == "segment" and result.segments:
-        flat = [" ".join(s.text.split()) for s in result.segments]
-        labels = [f"{i}: {t if len(t) <= 40 else t[:39] + '…'}" for i, t in enumerate(flat)]
-    else:
-        labels = [f"{by} {i}" for i in range(scores.size)]
+    flat = [" ".join(s.text.split()) for s in result.segments] or [""] * scores.size
+    labels = [f"{i}: {t if len(t) <= 40 else t[:39] + '…'}" for i, t in enumerate(flat)]
     ranked = np.argsort(-scores, kind="stable")[:top]
     order = list(range(scores.size) if top is None else ranked)
     gold_set, cited_set = set(gold), set(cited)
@@ -63,7 +56,7 @@ def plot_attribution(
     ax.invert_yaxis()
     ax.axvline(0.0, color="#333", linewidth=0.8)
     ax.set_xlabel(f"attribution score ({result.method}, {result.n_queries} model calls)")
-    ax.set_title(title or "Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
+    ax.set_title("Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
     getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
     return ax
 
@@ -72,8 +65,6 @@ def plot_correlation(
     result: AttributionResult,
     *,
     ax: Axes | None = None,
-    labels: Sequence[str] | None = None,
-    title: str | None = None,
 ) -> Axes:
     """Heatmap of CAMAB's posterior correlation between segment weights."""
     plt = _pyplot()
@@ -84,11 +75,8 @@ def plot_correlation(
         _, ax = plt.subplots(figsize=(size + 1.0, size))
     image = ax.imshow(correlation, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="posterior correlation")
-    names = list(labels) if labels is not None else [str(i) for i in range(n)]
-    if len(names) != n:
-        raise InputError(f"labels has {len(names)} entries for {n} segments")
-    ax.set_xticks(range(n), names, fontsize=7, rotation=90)
-    ax.set_yticks(range(n), names, fontsize=7)
-    ax.set_title(title or "CAMAB posterior correlation of segment weights", fontsize=10)
+    ax.set_xticks(range(n), [str(i) for i in range(n)], fontsize=7, rotation=90)
+    ax.set_yticks(range(n), [str(i) for i in range(n)], fontsize=7)
+    ax.set_title("CAMAB posterior correlation of segment weights", fontsize=10)
     getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
     return ax

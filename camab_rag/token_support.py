@@ -102,10 +102,6 @@ class TokenSupport:
         arrays = (bounds.astype(np.int64), ends.astype(np.int64), full_sums, empty_sums)
         return cls(response, *arrays, counts.astype(np.int64), earlier_turns, tuple(conversation))
 
-    @property
-    def n_tokens(self) -> int:
-        return int(self.counts.sum())
-
     def _inside(self, start: int, end: int) -> NDArray[np.bool_]:
         pieces = [(s, self.response[s:e]) for s, e in zip(self.starts.tolist(), self.ends.tolist())]
         visible = np.array([s + len(p) - len(p.lstrip()) for s, p in pieces])

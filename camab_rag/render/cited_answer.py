@@ -4,9 +4,8 @@ source list and the rule that decided them; built by :func:`camab_rag.citations.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -25,10 +24,6 @@ FloatArray = NDArray[np.float64]
 SourceUnit = Literal["document", "segment"]
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-
-
 @dataclass(frozen=True)
 class CitationRule:
     """What counts as a citation of a sentence: a ``unit`` among its ``top_k`` (``None``:
@@ -45,13 +40,14 @@ class CitationRule:
 
     def __post_init__(self) -> None:
         top_k, bar = self.top_k, self.support_threshold
+        number = isinstance(bar, (int, float)) and not isinstance(bar, bool) and bar == bar
         for name, wanted, ok in (
             ("top_k", ">= 1 or None", lambda: top_k is None or (top_k >= 1 and top_k is not True)),
             ("threshold", "a finite number", lambda: np.isfinite(self.threshold)),
             ("relative", "in [0, 1]", lambda: 0.0 <= self.relative <= 1.0),
             ("new_words", "True or False", lambda: isinstance(self.new_words, bool)),
             ("unit", "'document' or 'segment'", lambda: self.unit in ("document", "segment")),
-            ("support_threshold", "a number or None", lambda: bar is None or _number(bar)),
+            ("support_threshold", "a number or None", lambda: bar is None or number),
         ):
             if not ok():
                 raise InputError(f"{name} must be {wanted}, got {getattr(self, name)!r}")
@@ -185,10 +181,7 @@ class CitedAnswer:
     withheld: bool = False  # blocked: ``answer`` is the fallback shown in its place
 
     def source(self, number: int) -> Source:
-        for source in self.sources:
-            if source.number == number:
-                return source
-        raise KeyError(number)
+        return {source.number: source for source in self.sources}[number]
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
         """A copy carrying a groundedness report or a filter's ``FilteredAnswer``: rejected
@@ -243,17 +236,12 @@ class CitedAnswer:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON for front ends (everything as data; the front end must escape)."""
         return {
-            "question": self.question,
-            "answer": self.answer,
+            **{f.name: getattr(self, f.name) for f in fields(self)},
             "sentences": [s.to_dict() for s in self.sentences],
             "sources": [s.to_dict() for s in self.sources],
             "rule": asdict(self.rule),
-            "method": self.method,
-            "n_queries": self.n_queries,
             "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
             "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-            "uninformative": self.uninformative,
-            "withheld": self.withheld,
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:

@@ -87,14 +87,13 @@ def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> 
 
 
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
-    body = []
-    for piece, mark in split_highlights(answer, source):
-        if mark is None:
-            body.append(esc(piece))
-            continue
-        tip = f"{support_words(mark.score)} ({score_text(mark.score)})"
-        level = max(support_level(mark.score), 1)
-        body.append(f'<mark class="camab-hl camab-hl-{level}" title="{tip}">{esc(piece)}</mark>')
+    body = [
+        f'<mark class="camab-hl camab-hl-{max(support_level(mark.score), 1)}" '
+        f'title="{support_words(mark.score)} ({score_text(mark.score)})">{esc(piece)}</mark>'
+        if mark
+        else esc(piece)
+        for piece, mark in split_highlights(answer, source)
+    ]
     label = esc(source.label)
     if source.url:
         label = f'<a href="{esc(source.url)}" rel="noopener noreferrer nofollow">{label}</a>'

@@ -104,11 +104,7 @@ def render_terminal(
                 bar = f"{'█' * filled}{'·' * (8 - filled)}"
                 bar = bar if colored else f"[{'#' * filled}{' ' * (8 - filled)}]"
                 label = f"{bar} {support_words(highlight.score):<{words}} "
-                body = textwrap.wrap(
-                    _one_line(highlight.text),
-                    cols - len(indent) - len(label),
-                    break_long_words=True,
-                )
+                body = textwrap.wrap(_one_line(highlight.text), cols - len(indent) - len(label))
                 for k, line in enumerate(body):
                     prefix = label if k == 0 else " " * len(label)
                     out.append(indent + prefix + style(LEVEL_STYLE[level], line))

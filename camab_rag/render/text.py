@@ -109,8 +109,7 @@ def groundedness_report(verdict: Any) -> Any:
 
 
 def verdict_name(report: Any) -> str | None:
-    """The verdict of a report or filter verdict, ``"unknown"`` unjudged, ``None`` none."""
-    report = groundedness_report(report)
+    """The verdict of a report, ``"unknown"`` unjudged, ``None`` none."""
     if report is None:
         return None
     named = getattr(report, "verdict", None)
@@ -137,7 +136,6 @@ def verdict_text(report: Any) -> str | None:
     name = verdict_name(report)
     if name is None:
         return None
-    report = groundedness_report(report)
     sentences = getattr(report, "sentences", []) or []
     rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
     if getattr(report, "abstained", False):
@@ -165,7 +163,6 @@ def verdict_text(report: Any) -> str | None:
 
 def verdict_detail(report: Any) -> str | None:
     """The figures behind :func:`verdict_text`, for a tooltip."""
-    report = groundedness_report(report)
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
         return getattr(report, "error", None)
@@ -214,7 +211,7 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
         found.append(("fail", WITHHELD))
     elif verdict is not None:
-        abstained = getattr(groundedness_report(answer.groundedness), "abstained", False)
+        abstained = getattr(answer.groundedness, "abstained", False)
         ok = verdict_name(answer.groundedness) == "supported" or bool(abstained)
         found.append(("pass" if ok else "fail", verdict))
     by = answer.scored_by
