@@ -155,9 +155,9 @@ def cite(
         base = segments[members[0]].start if not by_doc or joined else 0
         score = float(doc_scores[unit] if by_doc else answer_scores[unit])
         text = _joined(segments, members, base) if joined else texts[unit]
-        shown = [i for i in members if segments[i].end > segments[i].start]
-        shown = [i for i in shown if 0 < answer_scores[i] >= WEAK_AT and unit in cited_units]
-        strong = sorted(shown, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
+        spans = [i for i in members if segments[i].end > segments[i].start]
+        spans = [i for i in spans if 0 < answer_scores[i] >= WEAK_AT and unit in cited_units]
+        strong = sorted(spans, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, value, support_strength(value))
             for i in sorted(strong, key=lambda i: segments[i].start)

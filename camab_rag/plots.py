@@ -1,10 +1,9 @@
-"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars and CAMAB's
-posterior correlation."""
+"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,14 +12,6 @@ from camab_rag.result import AttributionResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'camab-rag[plot]'") from None
-    return plt
 
 
 def plot_attribution(
@@ -33,7 +24,10 @@ def plot_attribution(
 ) -> Axes:
     """Bar chart of the segments' scores: ``gold`` indices starred, ``cited`` ones outlined,
     the ``top`` highest (``None``: all)."""
-    plt = _pyplot()
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'camab-rag[plot]'") from None
     scores = np.asarray(result.scores, float)
     if scores.size == 0:
         raise InputError("the attribution has no scores to plot")
@@ -57,26 +51,5 @@ def plot_attribution(
     ax.axvline(0.0, color="#333", linewidth=0.8)
     ax.set_xlabel(f"attribution score ({result.method}, {result.n_queries} model calls)")
     ax.set_title("Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
-    getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
-    return ax
-
-
-def plot_correlation(
-    result: AttributionResult,
-    *,
-    ax: Axes | None = None,
-) -> Axes:
-    """Heatmap of CAMAB's posterior correlation between segment weights."""
-    plt = _pyplot()
-    correlation = result.posterior_correlation()
-    n = correlation.shape[0]
-    if ax is None:
-        size = min(10.0, 2.5 + 0.35 * n)
-        _, ax = plt.subplots(figsize=(size + 1.0, size))
-    image = ax.imshow(correlation, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
-    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="posterior correlation")
-    ax.set_xticks(range(n), [str(i) for i in range(n)], fontsize=7, rotation=90)
-    ax.set_yticks(range(n), [str(i) for i in range(n)], fontsize=7)
-    ax.set_title("CAMAB posterior correlation of segment weights", fontsize=10)
     getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
     return ax

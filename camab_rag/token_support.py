@@ -183,13 +183,10 @@ class TokenSupport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], response: str | None = None) -> TokenSupport:
         """Inverse of :meth:`to_dict` (``response`` when the data lacks it)."""
-        return cls(
-            str(data["response"]) if response is None else response,
-            np.asarray(data["starts"], dtype=np.int64),
-            np.asarray(data["ends"], dtype=np.int64),
-            np.asarray(data["full"], dtype=float),
-            np.asarray(data["empty"], dtype=float),
-            np.asarray(data.get("counts") or [1] * len(data["starts"]), dtype=np.int64),
-            int(data.get("earlier_turns", 0)),
-            tuple(str(t) for t in data.get("conversation") or ()),
+        data = {**data, "counts": data.get("counts") or [1] * len(data["starts"])}
+        starts, ends, full, empty, counts = (
+            np.asarray(data[k], float if k in ("full", "empty") else np.int64) for k in _ARRAYS
         )
+        turns = int(data.get("earlier_turns", 0)), tuple(map(str, data.get("conversation") or ()))
+        text = str(data["response"]) if response is None else response
+        return cls(text, starts, ends, full, empty, counts, *turns)

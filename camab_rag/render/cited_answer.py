@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -72,9 +72,6 @@ class Highlight:
     score: float
     strength: float  # ``score`` on the support scale, in ``[0, 1]``
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "support": support_words(self.score)}
-
 
 @dataclass(frozen=True)
 class Source:
@@ -96,10 +93,6 @@ class Source:
         segment = f", segment {(self.segment_index or 0) + 1}" if self.kind == "segment" else ""
         return self.title or f"Document {self.doc_index + 1}{segment}"
 
-    def to_dict(self) -> dict[str, Any]:
-        words = {"label": self.label, "support": support_words(self.score)}
-        return {**asdict(self), **words, "highlights": [h.to_dict() for h in self.highlights]}
-
 
 @dataclass(frozen=True)
 class CitedSentence:
@@ -116,14 +109,6 @@ class CitedSentence:
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
     support_from: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "support": [support_words(score) for score in self.scores],
-            "unsupported_spans": [list(span) for span in self.unsupported_spans],
-            "support_from": list(self.support_from),
-        }
 
     def judged(
         self,
@@ -145,6 +130,22 @@ class CitedSentence:
             unsupported_spans=inside,
             support_from=tuple(support_from),
         )
+
+
+def _plain(value: Any) -> Any:
+    """A part of a cited answer as JSON data, each score beside its support in words."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if hasattr(value, "to_dict"):  # a groundedness report, a ScoredBy
+        return value.to_dict()
+    if not isinstance(value, (CitationRule, Highlight, Source, CitedSentence)):
+        return value
+    data = {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, CitedSentence):
+        data["support"] = [support_words(score) for score in value.scores]
+    elif not isinstance(value, CitationRule):
+        data["support"] = support_words(value.score)
+    return {**data, "label": value.label} if isinstance(value, Source) else data
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
@@ -207,8 +208,6 @@ class CitedAnswer:
         disputing = {n for s in self.sentences for n in s.disputed}
         kept = [src for src in self.sources if src.number in cited | disputing]
         renumber = {src.number: k + 1 for k, src in enumerate(kept)}
-        if len(kept) == len(self.sources) and all(k == v for k, v in renumber.items()):
-            return self
         sources = [
             replace(s, number=renumber[s.number], highlights=s.highlights * (s.number in cited))
             for s in kept
@@ -235,14 +234,7 @@ class CitedAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON for front ends (everything as data; the front end must escape)."""
-        return {
-            **{f.name: getattr(self, f.name) for f in fields(self)},
-            "sentences": [s.to_dict() for s in self.sentences],
-            "sources": [s.to_dict() for s in self.sources],
-            "rule": asdict(self.rule),
-            "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
-            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-        }
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON, with ``<``, ``>``, ``&`` and the JavaScript line
