@@ -30,16 +30,10 @@ from camab_rag.groundedness.wordforms import (
 )
 from camab_rag.render.cited_answer import CitationRule as CitationRule
 from camab_rag.render.cited_answer import CitedAnswer as CitedAnswer
-from camab_rag.render.cited_answer import (
-    CitedSentence,
-    FloatArray,
-    Highlight,
-    Source,
-    judged_sentences,
-)
-from camab_rag.render.support import WEAK_AT, support_strength
+from camab_rag.render.cited_answer import CitedSentence, Highlight, Source, judged_sentences
+from camab_rag.render.support import STRONG_AT, WEAK_AT
 from camab_rag.render.text import groundedness_report, informative_words, supporting_sentence
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, FloatArray
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
 SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
@@ -159,9 +153,9 @@ def cite(
         spans = [i for i in spans if 0 < answer_scores[i] >= WEAK_AT and unit in cited_units]
         strong = sorted(spans, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
         highlights = [
-            Highlight(i, seg.start - base, seg.end - base, seg.text, value, support_strength(value))
+            Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
             for i in sorted(strong, key=lambda i: segments[i].start)
-            for seg, value in [(segments[i], float(answer_scores[i]))]
+            for seg, v in [(segments[i], float(answer_scores[i]))]
         ]
         title, url = (document.title, source_link(document.metadata)) if document else (None, None)
         place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
@@ -191,11 +185,6 @@ def facts(sentence: str) -> dict[str, str]:
         elif written[:1].isupper() and word not in STOPWORDS | REPLY_WORDS:
             found[word] = ""
     return found
-
-
-def key_words(sentence: str) -> dict[str, str]:
-    """:func:`facts` of ``sentence``, or its informative words when it has none."""
-    return facts(sentence) or dict.fromkeys(informative_words(sentence), "")
 
 
 def _holds(
@@ -281,7 +270,7 @@ def choose_sources(
         [bool(wanted & set(score_words(t)) or stated & k) for t, k in zip(texts, known)],
         dtype=bool,
     )
-    keys = key_words(sentence)
+    keys = facts(sentence) or dict.fromkeys(wanted, "")
     measured, clock = _measured(sentence), clock_hours(sentence)
     held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
@@ -290,9 +279,7 @@ def choose_sources(
     covered: set[str] = set()
     chosen: list[int] = []
     for unit in replace(rule, top_k=None).select(standing):
-        if unit in excluded:
-            continue
-        if rule.new_words and any(held) and not held[unit] - covered:
+        if unit in excluded or (rule.new_words and any(held) and not held[unit] - covered):
             continue
         chosen.append(unit)
         covered |= held[unit]

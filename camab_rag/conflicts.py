@@ -23,14 +23,12 @@ from camab_rag.groundedness.wordforms import (
     subject_forms,
 )
 from camab_rag.methods import Method
-from camab_rag.result import AttributionResult, Conflict
+from camab_rag.result import AttributionResult, Conflict, FloatArray
 from camab_rag.rewards import ScorerOracle, sum_logprob
 from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.segments import SourceDocument
 from camab_rag.sentences import split_sentences
 from camab_rag.statements import span_rewards
-
-FloatArray = NDArray[np.float64]
 
 CONFLICT_AT = 0.25  # nats a segment lowers a word's log-prob by to argue against it
 BACKED_AT = 0.5  # nats a segment adds to a word's log-prob to back it
@@ -59,17 +57,15 @@ def conflicts_from_coefficients(
     content word its text lacks by :data:`CONFLICT_AT` while another backs it."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
-        if response[start:end].lower() in STOPWORDS:
+        word, backed_by = response[start:end], int(np.argmax(row))
+        if word.lower() in STOPWORDS or row[backed_by] < BACKED_AT:
             continue
-        backed_by = int(np.argmax(row))
-        if row[backed_by] < BACKED_AT:
-            continue
+        held = rf"(?<!\w){re.escape(word)}(?!\w)"
         for segment in np.flatnonzero(row <= -CONFLICT_AT):
-            held = rf"(?<!\w){re.escape(response[start:end])}(?!\w)"
             if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
             scores = (int(segment), backed_by, float(row[segment]), float(row[backed_by]))
-            found.append(Conflict(response[start:end], start, end, *scores))
+            found.append(Conflict(word, start, end, *scores))
     return found
 
 

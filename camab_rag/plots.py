@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from camab_rag.errors import InputError
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, short_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,8 +31,7 @@ def plot_attribution(
     scores = np.asarray(result.scores, float)
     if scores.size == 0:
         raise InputError("the attribution has no scores to plot")
-    flat = [" ".join(s.text.split()) for s in result.segments] or [""] * scores.size
-    labels = [f"{i}: {t if len(t) <= 40 else t[:39] + '…'}" for i, t in enumerate(flat)]
+    flat = [short_text(s.text, 40) for s in result.segments] or [""] * scores.size
     ranked = np.argsort(-scores, kind="stable")[:top]
     order = list(range(scores.size) if top is None else ranked)
     gold_set, cited_set = set(gold), set(cited)
@@ -43,9 +42,8 @@ def plot_attribution(
     bars = ax.barh(positions, scores[order], color=colors)
     for bar, i in zip(bars, order):
         if i in cited_set:
-            bar.set_edgecolor("#d62728")
-            bar.set_linewidth(2.0)
-    names = [("★ " if i in gold_set else "") + labels[i] for i in order]
+            bar.set(edgecolor="#d62728", linewidth=2.0)
+    names = [f"{'★ ' if i in gold_set else ''}{i}: {flat[i]}" for i in order]
     ax.set_yticks(positions, names, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0.0, color="#333", linewidth=0.8)

@@ -62,12 +62,8 @@ class TokenSupport:
         if np.any(self.counts < 1):
             raise InputError("token support: every piece holds at least one token")
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TokenSupport):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:  # unhashable, as it defines no __hash__
+        return isinstance(other, TokenSupport) and self.to_dict() == other.to_dict()
 
     @classmethod
     def from_logprobs(
@@ -79,8 +75,7 @@ class TokenSupport:
         conversation: Sequence[str] = (),
     ) -> TokenSupport:
         """Align the two anchor calls' token log-probs of ``response``."""
-        a = np.asarray(full.token_offsets, dtype=np.int64)
-        b = np.asarray(empty.token_offsets, dtype=np.int64)
+        a, b = (np.asarray(side.token_offsets, dtype=np.int64) for side in (full, empty))
         bounds, counts = a, np.ones(a.shape[0], dtype=np.int64)
         full_sums, empty_sums = (np.asarray(side.logprobs, dtype=float) for side in (full, empty))
         if a.shape != b.shape or not np.array_equal(a, b):

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.render.html import render_html
@@ -17,10 +16,9 @@ from camab_rag.render.markdown import render_markdown
 from camab_rag.render.support import CITE_ABOVE, support_words
 from camab_rag.render.terminal import render_terminal
 from camab_rag.render.text import groundedness_report, verdict_name
-from camab_rag.result import short_text
+from camab_rag.result import FloatArray, short_text
 from camab_rag.scorers.base import ScoredBy
 
-FloatArray = NDArray[np.float64]
 SourceUnit = Literal["document", "segment"]
 
 
@@ -141,11 +139,13 @@ def _plain(value: Any) -> Any:
     if not isinstance(value, (CitationRule, Highlight, Source, CitedSentence)):
         return value
     data = {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Source):
+        data["label"] = value.label
     if isinstance(value, CitedSentence):
         data["support"] = [support_words(score) for score in value.scores]
     elif not isinstance(value, CitationRule):
         data["support"] = support_words(value.score)
-    return {**data, "label": value.label} if isinstance(value, Source) else data
+    return data
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
@@ -195,10 +195,8 @@ class CitedAnswer:
             return replace(blocked, groundedness=report)
 
         sentences = judged_sentences(self.sentences, report)
-        if verdict_name(report) == "unsupported" and not any(
-            s.supported is False for s in sentences
-        ):
-            # unsupported, and no sentence verdict says which: none shows a source
+        rejected = any(s.supported is False for s in sentences)
+        if verdict_name(report) == "unsupported" and not rejected:  # none says which: none cites
             sentences = [s if s.abstention else s.judged(False, False, []) for s in sentences]
         return replace(self, groundedness=report, sentences=sentences).pruned()
 
@@ -234,7 +232,8 @@ class CitedAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON for front ends (everything as data; the front end must escape)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        return {"question": self.question, **data}  # the question first, as a reader reads
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON, with ``<``, ``>``, ``&`` and the JavaScript line

@@ -103,9 +103,8 @@ def score_text(score: float) -> str:  # for tooltips
 
 def groundedness_report(verdict: Any) -> Any:
     """The report of a ``FilteredAnswer``, or ``verdict`` itself."""
-    if verdict is not None and not hasattr(verdict, "sentences") and hasattr(verdict, "report"):
-        return verdict.report if verdict.report is not None else verdict
-    return verdict
+    wrapped = not hasattr(verdict, "sentences") and getattr(verdict, "report", None) is not None
+    return verdict.report if wrapped else verdict
 
 
 def verdict_name(report: Any) -> str | None:
@@ -245,9 +244,6 @@ def sentence_note(sentence: CitedSentence) -> str | None:
         return "(from the conversation)" if "conversation" in sentence.support_from else None
     if sentence.supported is not False:
         return None
-    words = [
-        sentence.text[a - sentence.start : b - sentence.start]
-        for a, b in sentence.unsupported_spans
-    ]
+    words = [piece for piece, flagged in unsupported_pieces(sentence) if flagged]
     quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
