@@ -65,8 +65,8 @@ def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, Floa
 def _documents_for(
     result: AttributionResult, documents: object | None
 ) -> tuple[AttributionResult, list[SourceDocument] | None]:
-    """The documents to show, and the result with its segments found again in them (the
-    attribution may have seen them decorated)."""
+    """The documents, and the result with its segments found in them (it may have seen them
+    decorated)."""
     if documents is None:
         return result, None
     docs = to_documents(documents)
@@ -194,9 +194,8 @@ def _holds(
     measured: Collection[str] = (),
     clock: Collection[str] = (),
 ) -> set[str]:
-    """The ``keys`` that ``text`` (with forms ``known``) holds, as written or in another
-    form; a ``measured`` number ("14 days") is not held by a clock time, a ``clock`` hour
-    only by one."""
+    """The ``keys`` that ``text`` (forms ``known``) holds, as written or in another form; a
+    ``measured`` number ("14 days") is not held by a clock time, a ``clock`` hour only by one."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
     clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
@@ -325,18 +324,14 @@ def citation_pairs(
     cited = cite(result, documents, rule=rule)
     placed, _ = _documents_for(result, documents)
     statements = {(s.start, s.end): np.asarray(s.scores, float) for s in result.statements}
+    shown = [i for i, segment in enumerate(placed.segments) if segment.end > segment.start]
     pairs = []
     for sentence in cited.sentences:
         scores = statements.get((sentence.start, sentence.end), np.asarray(result.scores))
         for number, score in zip(sentence.citations, sentence.scores):
             source = cited.source(number)
-            members = [
-                i
-                for i, seg in enumerate(placed.segments)
-                if seg.doc_index == source.doc_index
-                and seg.end > seg.start
-                and source.segment_index in (None, i)
-            ]
+            members = [i for i in shown if placed.segments[i].doc_index == source.doc_index]
+            members = [i for i in members if source.segment_index in (None, i)]
             best = max(members, key=lambda i: scores[i], default=None)
             text = placed.segments[best].text if best is not None else source.text
             span = supporting_sentence(text, sentence.text)

@@ -52,16 +52,17 @@ def conflicts_from_coefficients(
     words: Sequence[tuple[int, int]],
     coefficients: FloatArray,
     texts: Sequence[str],
+    against_at: float = CONFLICT_AT,
 ) -> list[Conflict]:
     """Per-word coefficients ``(n_words, n_segments)`` to conflicts: a segment lowering a
-    content word its text lacks by :data:`CONFLICT_AT` while another backs it."""
+    content word its text lacks by ``against_at`` while another backs it."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
         word, backed_by = response[start:end], int(np.argmax(row))
         if word.lower() in STOPWORDS or row[backed_by] < BACKED_AT:
             continue
         held = rf"(?<!\w){re.escape(word)}(?!\w)"
-        for segment in np.flatnonzero(row <= -CONFLICT_AT):
+        for segment in np.flatnonzero(row <= -against_at):
             if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
             scores = (int(segment), backed_by, float(row[segment]), float(row[backed_by]))
@@ -179,8 +180,7 @@ RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
 
 
 def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
-    """The content words of the answer and ``question`` but word ``i``'s value, the
-    ``anchor``, units and relation words ("costs")."""
+    """Content words of answer and ``question`` but ``i``'s value, ``anchor``, units, relations."""
     skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
     pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
     pool += _words(question)
