@@ -30,19 +30,12 @@ from camab_rag.groundedness.wordforms import (
 )
 from camab_rag.render.cited_answer import CitationRule as CitationRule
 from camab_rag.render.cited_answer import CitedAnswer as CitedAnswer
-from camab_rag.render.cited_answer import (
-    CitedSentence,
-    FloatArray,
-    Highlight,
-    Source,
-    judged_sentences,
-)
-from camab_rag.render.support import WEAK_AT, support_strength
+from camab_rag.render.cited_answer import CitedSentence, Highlight, Source, judged_sentences
+from camab_rag.render.support import STRONG_AT, WEAK_AT
 from camab_rag.render.text import groundedness_report, informative_words, supporting_sentence
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, FloatArray
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
-_HIGHLIGHTS = 3  # supporting segments listed per cited source
 SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
 
 
@@ -72,8 +65,8 @@ def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, Floa
 def _documents_for(
     result: AttributionResult, documents: object | None
 ) -> tuple[AttributionResult, list[SourceDocument] | None]:
-    """The documents to show, and the result with its segments found again in them (the
-    attribution may have seen them decorated)."""
+    """The documents, and the result with its segments found in them (it may have seen them
+    decorated)."""
     if documents is None:
         return result, None
     docs = to_documents(documents)
@@ -124,10 +117,8 @@ def cite(
     by_doc = rule.unit == "document"
     result, docs = _documents_for(result, documents)
     segments = result.segments
-    n_docs = max(result.n_documents, max(s.doc_index for s in segments) + 1)
     owner = [segment.doc_index for segment in segments]
     answer_scores = np.asarray(result.scores, dtype=float)
-
     texts = unit_texts(result, rule.unit, docs)
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
@@ -135,7 +126,7 @@ def cite(
     sentences: list[CitedSentence] = []
     for text, start, end, scores in _statement_rows(result):
         if by_doc:
-            scores = np.bincount(owner, weights=scores, minlength=n_docs).astype(float)
+            scores = np.bincount(owner, weights=scores, minlength=len(texts)).astype(float)
         disputing = disputes(result, start, end, rule.unit)
         chosen = choose_sources(text, scores, texts, rule, disputing)
         for unit in chosen + list(disputing):
@@ -159,14 +150,13 @@ def cite(
         score = float(doc_scores[unit] if by_doc else answer_scores[unit])
         text = _joined(segments, members, base) if joined else texts[unit]
         spans = [i for i in members if segments[i].end > segments[i].start]
-        strong = sorted(
-            (i for i in spans if 0 < answer_scores[i] >= WEAK_AT), key=lambda i: -answer_scores[i]
-        )[: _HIGHLIGHTS if unit in cited_units else 0]
-        highlights: list[Highlight] = []
-        for i in sorted(strong, key=lambda i: segments[i].start):
-            seg, value = segments[i], float(answer_scores[i])
-            span = (seg.start - base, seg.end - base)
-            highlights.append(Highlight(i, *span, seg.text, value, support_strength(value)))
+        spans = [i for i in spans if 0 < answer_scores[i] >= WEAK_AT and unit in cited_units]
+        strong = sorted(spans, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
+        highlights = [
+            Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
+            for i in sorted(strong, key=lambda i: segments[i].start)
+            for seg, v in [(segments[i], float(answer_scores[i]))]
+        ]
         title, url = (document.title, source_link(document.metadata)) if document else (None, None)
         place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
         sources.append(Source(*place, highlights, url, disputed_words.get(unit, [])))
@@ -197,11 +187,6 @@ def facts(sentence: str) -> dict[str, str]:
     return found
 
 
-def key_words(sentence: str) -> dict[str, str]:
-    """:func:`facts` of ``sentence``, or its informative words when it has none."""
-    return facts(sentence) or dict.fromkeys(informative_words(sentence), "")
-
-
 def _holds(
     text: str,
     keys: Mapping[str, str],
@@ -209,9 +194,8 @@ def _holds(
     measured: Collection[str] = (),
     clock: Collection[str] = (),
 ) -> set[str]:
-    """The ``keys`` that ``text`` (with forms ``known``) holds, as written or in another
-    form; a ``measured`` number ("14 days") is not held by a clock time, a ``clock`` hour
-    only by one."""
+    """The ``keys`` that ``text`` (forms ``known``) holds, as written or in another form; a
+    ``measured`` number ("14 days") is not held by a clock time, a ``clock`` hour only by one."""
     written = set(_TOKEN.findall(text))
     lowered = {word.lower() for word in written}
     clockless = form_set([_CLOCK_TIME.sub(" ", text)]) if measured else known
@@ -285,7 +269,7 @@ def choose_sources(
         [bool(wanted & set(score_words(t)) or stated & k) for t, k in zip(texts, known)],
         dtype=bool,
     )
-    keys = key_words(sentence)
+    keys = facts(sentence) or dict.fromkeys(wanted, "")
     measured, clock = _measured(sentence), clock_hours(sentence)
     held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
@@ -294,9 +278,7 @@ def choose_sources(
     covered: set[str] = set()
     chosen: list[int] = []
     for unit in replace(rule, top_k=None).select(standing):
-        if unit in excluded:
-            continue
-        if rule.new_words and any(held) and not held[unit] - covered:
+        if unit in excluded or (rule.new_words and any(held) and not held[unit] - covered):
             continue
         chosen.append(unit)
         covered |= held[unit]
@@ -342,18 +324,14 @@ def citation_pairs(
     cited = cite(result, documents, rule=rule)
     placed, _ = _documents_for(result, documents)
     statements = {(s.start, s.end): np.asarray(s.scores, float) for s in result.statements}
+    shown = [i for i, segment in enumerate(placed.segments) if segment.end > segment.start]
     pairs = []
     for sentence in cited.sentences:
         scores = statements.get((sentence.start, sentence.end), np.asarray(result.scores))
         for number, score in zip(sentence.citations, sentence.scores):
             source = cited.source(number)
-            members = [
-                i
-                for i, seg in enumerate(placed.segments)
-                if seg.doc_index == source.doc_index
-                and seg.end > seg.start
-                and source.segment_index in (None, i)
-            ]
+            members = [i for i in shown if placed.segments[i].doc_index == source.doc_index]
+            members = [i for i in members if source.segment_index in (None, i)]
             best = max(members, key=lambda i: scores[i], default=None)
             text = placed.segments[best].text if best is not None else source.text
             span = supporting_sentence(text, sentence.text)

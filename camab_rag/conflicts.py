@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,14 +23,12 @@ from camab_rag.groundedness.wordforms import (
     subject_forms,
 )
 from camab_rag.methods import Method
-from camab_rag.result import AttributionResult, Conflict
-from camab_rag.rewards import sum_logprob
+from camab_rag.result import AttributionResult, Conflict, FloatArray
+from camab_rag.rewards import ScorerOracle, sum_logprob
 from camab_rag.scorers.base import ResponseLogprobs
 from camab_rag.segments import SourceDocument
 from camab_rag.sentences import split_sentences
 from camab_rag.statements import span_rewards
-
-FloatArray = NDArray[np.float64]
 
 CONFLICT_AT = 0.25  # nats a segment lowers a word's log-prob by to argue against it
 BACKED_AT = 0.5  # nats a segment adds to a word's log-prob to back it
@@ -39,12 +37,6 @@ SLOT_SLACK = 1  # extra words between a neighbour and the word's place ("costs j
 _VALUED = ("number", "name")
 _WORD = re.compile(r"\w+")
 _NAME_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")  # "3.20", "1,500": one number
-
-
-class _LogprobSource(Protocol):
-    response: str
-
-    def logprobs(self, mask: NDArray[np.bool_]) -> ResponseLogprobs: ...
 
 
 def word_logprobs(
@@ -66,23 +58,21 @@ def conflicts_from_coefficients(
     content word its text lacks by ``against_at`` while another backs it."""
     found: list[Conflict] = []
     for (start, end), row in zip(words, np.asarray(coefficients, dtype=float)):
-        if response[start:end].lower() in STOPWORDS:
+        word, backed_by = response[start:end], int(np.argmax(row))
+        if word.lower() in STOPWORDS or row[backed_by] < BACKED_AT:
             continue
-        backed_by = int(np.argmax(row))
-        if row[backed_by] < BACKED_AT:
-            continue
+        held = rf"(?<!\w){re.escape(word)}(?!\w)"
         for segment in np.flatnonzero(row <= -against_at):
-            held = rf"(?<!\w){re.escape(response[start:end])}(?!\w)"
             if segment == backed_by or re.search(held, texts[int(segment)], re.IGNORECASE):
                 continue
             scores = (int(segment), backed_by, float(row[segment]), float(row[backed_by]))
-            found.append(Conflict(response[start:end], start, end, *scores))
+            found.append(Conflict(word, start, end, *scores))
     return found
 
 
 def find_conflicts(
     method: Method,
-    source: _LogprobSource,
+    source: ScorerOracle,
     masks: NDArray[np.bool_],
     texts: Sequence[str],
     seed: int = 0,
@@ -114,8 +104,7 @@ def _kind(word: str) -> str:
 
 
 def _words(text: str) -> list[_Word]:
-    found = ((m.group(), m.start(), m.end()) for m in _NAME_WORD.finditer(text))
-    return [_Word(w, w.lower(), _kind(w), a, b) for w, a, b in found]
+    return [_Word(m[0], m[0].lower(), _kind(m[0]), *m.span()) for m in _NAME_WORD.finditer(text)]
 
 
 def _neighbour(words: Sequence[_Word], i: int, step: int, reach: int = 3) -> int | None:
@@ -191,8 +180,7 @@ RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
 
 
 def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
-    """The content words of the answer and ``question`` but word ``i``'s value, the
-    ``anchor``, units and relation words ("costs")."""
+    """Content words of answer and ``question`` but ``i``'s value, ``anchor``, units, relations."""
     skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
     pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
     pool += _words(question)
@@ -267,8 +255,7 @@ def disputes(
 def _off_subject(
     unit: int, value: str, known: Sequence[frozenset[str]], asked: frozenset[str]
 ) -> bool:
-    """Whether ``unit`` speaks of the question's subject less than a unit stating the
-    answer's ``value`` (DVD fines, not books)."""
+    """Whether ``unit`` speaks of the question's subject less than a unit holding ``value``."""
     holding = [u for u, held in enumerate(known) if value and value in held]
     if not holding or not asked:
         return False

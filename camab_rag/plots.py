@@ -1,26 +1,17 @@
-"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars and CAMAB's
-posterior correlation."""
+"""Plots of an attribution (``pip install camab-rag[plot]``): per-segment bars."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from camab_rag.errors import InputError
-from camab_rag.result import AttributionResult
+from camab_rag.result import AttributionResult, short_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'camab-rag[plot]'") from None
-    return plt
 
 
 def plot_attribution(
@@ -29,23 +20,18 @@ def plot_attribution(
     ax: Axes | None = None,
     gold: Iterable[int] = (),
     cited: Iterable[int] = (),
-    by: str = "segment",
     top: int | None = 20,
-    title: str | None = None,
 ) -> Axes:
-    """Bar chart of the scores ``by`` segment or document: ``gold`` indices starred, ``cited``
-    ones outlined, the ``top`` highest (``None``: all)."""
-    if by not in ("segment", "document"):
-        raise InputError(f"by must be 'segment' or 'document', got {by!r}")
-    plt = _pyplot()
-    scores = np.asarray(result.scores if by == "segment" else result.document_scores, float)
+    """Bar chart of the segments' scores: ``gold`` indices starred, ``cited`` ones outlined,
+    the ``top`` highest (``None``: all)."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'camab-rag[plot]'") from None
+    scores = np.asarray(result.scores, float)
     if scores.size == 0:
         raise InputError("the attribution has no scores to plot")
-    if by == "segment" and result.segments:
-        flat = [" ".join(s.text.split()) for s in result.segments]
-        labels = [f"{i}: {t if len(t) <= 40 else t[:39] + '…'}" for i, t in enumerate(flat)]
-    else:
-        labels = [f"{by} {i}" for i in range(scores.size)]
+    flat = [short_text(s.text, 40) for s in result.segments] or [""] * scores.size
     ranked = np.argsort(-scores, kind="stable")[:top]
     order = list(range(scores.size) if top is None else ranked)
     gold_set, cited_set = set(gold), set(cited)
@@ -56,39 +42,12 @@ def plot_attribution(
     bars = ax.barh(positions, scores[order], color=colors)
     for bar, i in zip(bars, order):
         if i in cited_set:
-            bar.set_edgecolor("#d62728")
-            bar.set_linewidth(2.0)
-    names = [("★ " if i in gold_set else "") + labels[i] for i in order]
+            bar.set(edgecolor="#d62728", linewidth=2.0)
+    names = [f"{'★ ' if i in gold_set else ''}{i}: {flat[i]}" for i in order]
     ax.set_yticks(positions, names, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0.0, color="#333", linewidth=0.8)
     ax.set_xlabel(f"attribution score ({result.method}, {result.n_queries} model calls)")
-    ax.set_title(title or "Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
-    getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
-    return ax
-
-
-def plot_correlation(
-    result: AttributionResult,
-    *,
-    ax: Axes | None = None,
-    labels: Sequence[str] | None = None,
-    title: str | None = None,
-) -> Axes:
-    """Heatmap of CAMAB's posterior correlation between segment weights."""
-    plt = _pyplot()
-    correlation = result.posterior_correlation()
-    n = correlation.shape[0]
-    if ax is None:
-        size = min(10.0, 2.5 + 0.35 * n)
-        _, ax = plt.subplots(figsize=(size + 1.0, size))
-    image = ax.imshow(correlation, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
-    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="posterior correlation")
-    names = list(labels) if labels is not None else [str(i) for i in range(n)]
-    if len(names) != n:
-        raise InputError(f"labels has {len(names)} entries for {n} segments")
-    ax.set_xticks(range(n), names, fontsize=7, rotation=90)
-    ax.set_yticks(range(n), names, fontsize=7)
-    ax.set_title(title or "CAMAB posterior correlation of segment weights", fontsize=10)
+    ax.set_title("Attribution: gold = ★/yellow, cited = red outline", fontsize=10)
     getattr(ax.get_figure(), "tight_layout", lambda: None)()  # not on a subfigure
     return ax

@@ -62,12 +62,8 @@ class TokenSupport:
         if np.any(self.counts < 1):
             raise InputError("token support: every piece holds at least one token")
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TokenSupport):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:  # unhashable, as it defines no __hash__
+        return isinstance(other, TokenSupport) and self.to_dict() == other.to_dict()
 
     @classmethod
     def from_logprobs(
@@ -79,8 +75,7 @@ class TokenSupport:
         conversation: Sequence[str] = (),
     ) -> TokenSupport:
         """Align the two anchor calls' token log-probs of ``response``."""
-        a = np.asarray(full.token_offsets, dtype=np.int64)
-        b = np.asarray(empty.token_offsets, dtype=np.int64)
+        a, b = (np.asarray(side.token_offsets, dtype=np.int64) for side in (full, empty))
         bounds, counts = a, np.ones(a.shape[0], dtype=np.int64)
         full_sums, empty_sums = (np.asarray(side.logprobs, dtype=float) for side in (full, empty))
         if a.shape != b.shape or not np.array_equal(a, b):
@@ -101,10 +96,6 @@ class TokenSupport:
         ends = np.append(bounds[1:], len(response))
         arrays = (bounds.astype(np.int64), ends.astype(np.int64), full_sums, empty_sums)
         return cls(response, *arrays, counts.astype(np.int64), earlier_turns, tuple(conversation))
-
-    @property
-    def n_tokens(self) -> int:
-        return int(self.counts.sum())
 
     def _inside(self, start: int, end: int) -> NDArray[np.bool_]:
         pieces = [(s, self.response[s:e]) for s, e in zip(self.starts.tolist(), self.ends.tolist())]
@@ -187,13 +178,10 @@ class TokenSupport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], response: str | None = None) -> TokenSupport:
         """Inverse of :meth:`to_dict` (``response`` when the data lacks it)."""
-        return cls(
-            str(data["response"]) if response is None else response,
-            np.asarray(data["starts"], dtype=np.int64),
-            np.asarray(data["ends"], dtype=np.int64),
-            np.asarray(data["full"], dtype=float),
-            np.asarray(data["empty"], dtype=float),
-            np.asarray(data.get("counts") or [1] * len(data["starts"]), dtype=np.int64),
-            int(data.get("earlier_turns", 0)),
-            tuple(str(t) for t in data.get("conversation") or ()),
+        data = {**data, "counts": data.get("counts") or [1] * len(data["starts"])}
+        starts, ends, full, empty, counts = (
+            np.asarray(data[k], float if k in ("full", "empty") else np.int64) for k in _ARRAYS
         )
+        turns = int(data.get("earlier_turns", 0)), tuple(map(str, data.get("conversation") or ()))
+        text = str(data["response"]) if response is None else response
+        return cls(text, starts, ends, full, empty, counts, *turns)

@@ -4,13 +4,11 @@ source list and the rule that decided them; built by :func:`camab_rag.citations.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from camab_rag.errors import InputError
 from camab_rag.render.html import render_html
@@ -18,15 +16,10 @@ from camab_rag.render.markdown import render_markdown
 from camab_rag.render.support import CITE_ABOVE, support_words
 from camab_rag.render.terminal import render_terminal
 from camab_rag.render.text import groundedness_report, verdict_name
-from camab_rag.result import short_text
+from camab_rag.result import FloatArray, short_text
 from camab_rag.scorers.base import ScoredBy
 
-FloatArray = NDArray[np.float64]
 SourceUnit = Literal["document", "segment"]
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
 
 
 @dataclass(frozen=True)
@@ -45,13 +38,14 @@ class CitationRule:
 
     def __post_init__(self) -> None:
         top_k, bar = self.top_k, self.support_threshold
+        number = isinstance(bar, (int, float)) and not isinstance(bar, bool) and bar == bar
         for name, wanted, ok in (
             ("top_k", ">= 1 or None", lambda: top_k is None or (top_k >= 1 and top_k is not True)),
             ("threshold", "a finite number", lambda: np.isfinite(self.threshold)),
             ("relative", "in [0, 1]", lambda: 0.0 <= self.relative <= 1.0),
             ("new_words", "True or False", lambda: isinstance(self.new_words, bool)),
             ("unit", "'document' or 'segment'", lambda: self.unit in ("document", "segment")),
-            ("support_threshold", "a number or None", lambda: bar is None or _number(bar)),
+            ("support_threshold", "a number or None", lambda: bar is None or number),
         ):
             if not ok():
                 raise InputError(f"{name} must be {wanted}, got {getattr(self, name)!r}")
@@ -76,9 +70,6 @@ class Highlight:
     score: float
     strength: float  # ``score`` on the support scale, in ``[0, 1]``
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "support": support_words(self.score)}
-
 
 @dataclass(frozen=True)
 class Source:
@@ -100,10 +91,6 @@ class Source:
         segment = f", segment {(self.segment_index or 0) + 1}" if self.kind == "segment" else ""
         return self.title or f"Document {self.doc_index + 1}{segment}"
 
-    def to_dict(self) -> dict[str, Any]:
-        words = {"label": self.label, "support": support_words(self.score)}
-        return {**asdict(self), **words, "highlights": [h.to_dict() for h in self.highlights]}
-
 
 @dataclass(frozen=True)
 class CitedSentence:
@@ -120,14 +107,6 @@ class CitedSentence:
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
     support_from: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "support": [support_words(score) for score in self.scores],
-            "unsupported_spans": [list(span) for span in self.unsupported_spans],
-            "support_from": list(self.support_from),
-        }
 
     def judged(
         self,
@@ -149,6 +128,24 @@ class CitedSentence:
             unsupported_spans=inside,
             support_from=tuple(support_from),
         )
+
+
+def _plain(value: Any) -> Any:
+    """A part of a cited answer as JSON data, each score beside its support in words."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if hasattr(value, "to_dict"):  # a groundedness report, a ScoredBy
+        return value.to_dict()
+    if not isinstance(value, (CitationRule, Highlight, Source, CitedSentence)):
+        return value
+    data = {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Source):
+        data["label"] = value.label
+    if isinstance(value, CitedSentence):
+        data["support"] = [support_words(score) for score in value.scores]
+    elif not isinstance(value, CitationRule):
+        data["support"] = support_words(value.score)
+    return data
 
 
 def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[CitedSentence]:
@@ -185,10 +182,7 @@ class CitedAnswer:
     withheld: bool = False  # blocked: ``answer`` is the fallback shown in its place
 
     def source(self, number: int) -> Source:
-        for source in self.sources:
-            if source.number == number:
-                return source
-        raise KeyError(number)
+        return {source.number: source for source in self.sources}[number]
 
     def with_groundedness(self, verdict: Any) -> CitedAnswer:
         """A copy carrying a groundedness report or a filter's ``FilteredAnswer``: rejected
@@ -201,10 +195,8 @@ class CitedAnswer:
             return replace(blocked, groundedness=report)
 
         sentences = judged_sentences(self.sentences, report)
-        if verdict_name(report) == "unsupported" and not any(
-            s.supported is False for s in sentences
-        ):
-            # unsupported, and no sentence verdict says which: none shows a source
+        rejected = any(s.supported is False for s in sentences)
+        if verdict_name(report) == "unsupported" and not rejected:  # none says which: none cites
             sentences = [s if s.abstention else s.judged(False, False, []) for s in sentences]
         return replace(self, groundedness=report, sentences=sentences).pruned()
 
@@ -214,8 +206,6 @@ class CitedAnswer:
         disputing = {n for s in self.sentences for n in s.disputed}
         kept = [src for src in self.sources if src.number in cited | disputing]
         renumber = {src.number: k + 1 for k, src in enumerate(kept)}
-        if len(kept) == len(self.sources) and all(k == v for k, v in renumber.items()):
-            return self
         sources = [
             replace(s, number=renumber[s.number], highlights=s.highlights * (s.number in cited))
             for s in kept
@@ -242,19 +232,8 @@ class CitedAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON for front ends (everything as data; the front end must escape)."""
-        return {
-            "question": self.question,
-            "answer": self.answer,
-            "sentences": [s.to_dict() for s in self.sentences],
-            "sources": [s.to_dict() for s in self.sources],
-            "rule": asdict(self.rule),
-            "method": self.method,
-            "n_queries": self.n_queries,
-            "groundedness": self.groundedness.to_dict() if self.groundedness is not None else None,
-            "scored_by": self.scored_by.to_dict() if self.scored_by is not None else None,
-            "uninformative": self.uninformative,
-            "withheld": self.withheld,
-        }
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        return {"question": self.question, **data}  # the question first, as a reader reads
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON, with ``<``, ``>``, ``&`` and the JavaScript line

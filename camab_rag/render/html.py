@@ -87,14 +87,13 @@ def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> 
 
 
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
-    body = []
-    for piece, mark in split_highlights(answer, source):
-        if mark is None:
-            body.append(esc(piece))
-            continue
-        tip = f"{support_words(mark.score)} ({score_text(mark.score)})"
-        level = max(support_level(mark.score), 1)
-        body.append(f'<mark class="camab-hl camab-hl-{level}" title="{tip}">{esc(piece)}</mark>')
+    body = [
+        f'<mark class="camab-hl camab-hl-{max(support_level(mark.score), 1)}" '
+        f'title="{support_words(mark.score)} ({score_text(mark.score)})">{esc(piece)}</mark>'
+        if mark
+        else esc(piece)
+        for piece, mark in split_highlights(answer, source)
+    ]
     label = esc(source.label)
     if source.url:
         label = f'<a href="{esc(source.url)}" rel="noopener noreferrer nofollow">{label}</a>'
@@ -108,20 +107,23 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     )
 
 
-def _sentence_html(sentence: CitedSentence) -> str:
+def _sentence_html(answer: CitedAnswer, page_id: str, sentence: CitedSentence) -> str:
     body = "".join(
         f'<mark class="camab-nosupport">{esc(piece)}</mark>' if flagged else esc(piece)
         for piece, flagged in unsupported_pieces(sentence)
     )
     note = sentence_note(sentence)
-    if note is None:
-        return body
-    if sentence.supported is not False:
-        return f'{body}<span class="camab-from-chat">{esc(note)}</span>'
-    return (
-        f'<span class="camab-unsupported">{body}</span>'
-        f'<span class="camab-unsupported-note">{esc(note)}</span>'
-    )
+    if note is not None and sentence.supported is not False:
+        body += f'<span class="camab-from-chat">{esc(note)}</span>'
+    elif note is not None:
+        body = f'<span class="camab-unsupported">{body}</span>'
+        body += f'<span class="camab-unsupported-note">{esc(note)}</span>'
+    for n, s in zip(sentence.citations, sentence.scores):
+        body += _marker(page_id, int(n), f": {support_words(s)} ({score_text(s)})")
+    for n in sentence.disputed:
+        tip = f" {esc(dispute_text(answer.source(n).disputes))}"
+        body += _marker(page_id, int(n), tip, DISPUTED_MARK, " camab-disputed")
+    return body
 
 
 def render_html(
@@ -136,16 +138,7 @@ def render_html(
             f'<p class="camab-question"><span class="camab-label">Question</span>'
             f"{esc(answer.question)}</p>"
         )
-    sentences = []
-    for sentence in answer.sentences:
-        marks = "".join(
-            _marker(page_id, int(n), f": {support_words(s)} ({score_text(s)})")
-            for n, s in zip(sentence.citations, sentence.scores)
-        )
-        for n in sentence.disputed:
-            tip = f" {esc(dispute_text(answer.source(n).disputes))}"
-            marks += _marker(page_id, int(n), tip, DISPUTED_MARK, " camab-disputed")
-        sentences.append(_sentence_html(sentence) + marks)
+    sentences = [_sentence_html(answer, page_id, sentence) for sentence in answer.sentences]
     text = " ".join(sentences) if sentences else esc(answer.answer)
     parts.append(f'<p class="camab-answer">{text}</p>')
     for kind, line in notices(answer):

@@ -23,19 +23,15 @@ if TYPE_CHECKING:
     from camab_rag.render.cited_answer import CitedAnswer, Source
 
 _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")  # no [ or ]: no link opens, so ( and ! are safe
-_LINE_START = re.compile(r"^([ \t]*)([#+\-=]|\d+(?=[.)]))", re.MULTILINE)  # block markers
+_MARKER = re.compile(r"^([ \t]*)([#+\-=])", re.MULTILINE)  # a block marker opens a line
+_NUMBERED = re.compile(r"^([ \t]*\d+)(?=[.)])", re.MULTILINE)  # "1." opens a list
 NOTICE_MARKDOWN = {"proxy": "> **\u26a0 {}**", "empty": "**{}**"}  # the others in italics
 
 
 def escape_markdown(text: str) -> str:
     """``text`` safe to embed in Markdown (control characters neutralised, line breaks kept)."""
     escaped = _ANYWHERE.sub(r"\\\1", clean(text))
-    return _LINE_START.sub(_escape_marker, escaped)
-
-
-def _escape_marker(match: re.Match[str]) -> str:
-    indent, marker = match.groups()  # "1." opens a list: escape the dot or parenthesis
-    return f"{indent}{marker}\\" if marker.isdigit() else f"{indent}\\{marker}"
+    return _NUMBERED.sub(r"\1\\", _MARKER.sub(r"\1\\\2", escaped))  # "1\." and "\#"
 
 
 def _inline(text: str) -> str:
@@ -59,13 +55,10 @@ def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") 
 
 def _source_text(answer: CitedAnswer, source: Source) -> str:
     parts = []
-    for piece, highlight in split_highlights(answer, source):
+    for piece, mark in split_highlights(answer, source):
+        wrap = "" if mark is None else "**" if support_level(mark.score) >= 2 else "*"
         body = _inline(piece)
-        if highlight is None or not body:
-            parts.append(re.sub(r"\s+", " ", escape_markdown(piece)))
-            continue
-        wrapped = f"**{body}**" if support_level(highlight.score) >= 2 else f"*{body}*"
-        parts.append(f" {wrapped} ")
+        parts.append(f" {wrap}{body}{wrap} " if wrap and body else escape_markdown(piece))
     return " ".join("".join(parts).split())
 
 

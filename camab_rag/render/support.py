@@ -16,8 +16,3 @@ def support_level(score: float) -> int:
 
 def support_words(score: float) -> str:
     return WORDS[support_level(score)]
-
-
-def support_strength(score: float) -> float:
-    """``score`` on ``[0, 1]`` of the scale (1 from "strong support" up)."""
-    return float(min(max(score / STRONG_AT, 0.0), 1.0))

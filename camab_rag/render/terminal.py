@@ -45,11 +45,6 @@ def _one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
 
-def _spaced(text: str) -> str:
-    """``text`` cleaned, each run of whitespace one space (the ends kept)."""
-    return re.sub(r"\s+", " ", clean(text))
-
-
 def render_terminal(
     answer: CitedAnswer, *, color: bool | None = None, stream: IO[str] | None = None
 ) -> str:
@@ -70,10 +65,8 @@ def render_terminal(
         marks = "".join(f"[{n}]" for n in sentence.citations)
         if sentence.disputed:
             marks += f"[{DISPUTED_MARK}{', '.join(map(str, sentence.disputed))}]"
-        text = "".join(
-            style(UNDERLINE + RED, _spaced(piece)) if flagged else _spaced(piece)
-            for piece, flagged in unsupported_pieces(sentence)
-        )
+        parts = [(re.sub(r"\s+", " ", clean(p)), bad) for p, bad in unsupported_pieces(sentence)]
+        text = "".join(style(UNDERLINE + RED, p) if bad else p for p, bad in parts)
         note = sentence_note(sentence)
         pieces.append(
             text
@@ -82,11 +75,10 @@ def render_terminal(
         )
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
-    for kind, line in notices(answer):
-        if kind in ("pass", "fail", "proxy"):  # one line each, never wrapped
-            out += ["", style(NOTICE_STYLE[kind], "! " + line if kind == "proxy" else line)]
-        else:
-            out += ["", *(style(NOTICE_STYLE[kind], part) for part in textwrap.wrap(line, cols))]
+    for kind, line in notices(answer):  # a verdict or proxy notice: one line, never wrapped
+        one = kind in ("pass", "fail", "proxy")
+        lines = [("! " if kind == "proxy" else "") + line] if one else textwrap.wrap(line, cols)
+        out += ["", *(style(NOTICE_STYLE[kind], part) for part in lines)]
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6
@@ -99,19 +91,14 @@ def render_terminal(
             shown = shown_highlights(answer, source)
             words = max((len(support_words(h.score)) for h in shown), default=0)
             for highlight in sorted(shown, key=lambda h: -h.score):
-                level = max(support_level(highlight.score), 1)
+                tint = LEVEL_STYLE[max(support_level(highlight.score), 1)]
                 filled = max(0, min(8, round(highlight.strength * 8)))
                 bar = f"{'█' * filled}{'·' * (8 - filled)}"
                 bar = bar if colored else f"[{'#' * filled}{' ' * (8 - filled)}]"
                 label = f"{bar} {support_words(highlight.score):<{words}} "
-                body = textwrap.wrap(
-                    _one_line(highlight.text),
-                    cols - len(indent) - len(label),
-                    break_long_words=True,
-                )
-                for k, line in enumerate(body):
-                    prefix = label if k == 0 else " " * len(label)
-                    out.append(indent + prefix + style(LEVEL_STYLE[level], line))
+                body = textwrap.wrap(_one_line(highlight.text), cols - len(indent) - len(label))
+                pads = [label] + [" " * len(label)] * (len(body) - 1)
+                out += [indent + pad + style(tint, line) for pad, line in zip(pads, body)]
     if has_highlights(answer):  # words only: the figures are in to_dict() for developers
         out += ["", style(DIM, f"bar: {LEGEND_TEXT}")]
     return "\n".join(out) + "\n"

@@ -103,14 +103,12 @@ def score_text(score: float) -> str:  # for tooltips
 
 def groundedness_report(verdict: Any) -> Any:
     """The report of a ``FilteredAnswer``, or ``verdict`` itself."""
-    if verdict is not None and not hasattr(verdict, "sentences") and hasattr(verdict, "report"):
-        return verdict.report if verdict.report is not None else verdict
-    return verdict
+    wrapped = not hasattr(verdict, "sentences") and getattr(verdict, "report", None) is not None
+    return verdict.report if wrapped else verdict
 
 
 def verdict_name(report: Any) -> str | None:
-    """The verdict of a report or filter verdict, ``"unknown"`` unjudged, ``None`` none."""
-    report = groundedness_report(report)
+    """The verdict of a report, ``"unknown"`` unjudged, ``None`` none."""
     if report is None:
         return None
     named = getattr(report, "verdict", None)
@@ -137,7 +135,6 @@ def verdict_text(report: Any) -> str | None:
     name = verdict_name(report)
     if name is None:
         return None
-    report = groundedness_report(report)
     sentences = getattr(report, "sentences", []) or []
     rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
     if getattr(report, "abstained", False):
@@ -165,7 +162,6 @@ def verdict_text(report: Any) -> str | None:
 
 def verdict_detail(report: Any) -> str | None:
     """The figures behind :func:`verdict_text`, for a tooltip."""
-    report = groundedness_report(report)
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
         return getattr(report, "error", None)
@@ -214,7 +210,7 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
         found.append(("fail", WITHHELD))
     elif verdict is not None:
-        abstained = getattr(groundedness_report(answer.groundedness), "abstained", False)
+        abstained = getattr(answer.groundedness, "abstained", False)
         ok = verdict_name(answer.groundedness) == "supported" or bool(abstained)
         found.append(("pass" if ok else "fail", verdict))
     by = answer.scored_by
@@ -248,9 +244,6 @@ def sentence_note(sentence: CitedSentence) -> str | None:
         return "(from the conversation)" if "conversation" in sentence.support_from else None
     if sentence.supported is not False:
         return None
-    words = [
-        sentence.text[a - sentence.start : b - sentence.start]
-        for a, b in sentence.unsupported_spans
-    ]
+    words = [piece for piece, flagged in unsupported_pieces(sentence) if flagged]
     quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
