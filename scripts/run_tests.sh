@@ -8,11 +8,12 @@
 # the suites that need it wait for its health.
 #
 # The steps (`make lint` and the suites) run on CAMAB_TEST_JOBS workers at once (default:
-# the CPU count, at most 4), each taking the next step from one list, longest first: the
-# suites are single-threaded Python most of the time, so on 2 cores two workers halve the
-# wall time (one worker runs them one after the other, as before). Each step's output goes
-# to .pytest_cache/run_tests/STEP.log and is printed whole when the step ends, so two
-# steps' lines never interleave. Each pytest run gets OMP_NUM_THREADS = cores / workers
+# one more than the CPU count, at most 4), each taking the next step from one list, longest
+# first: the suites are single-threaded Python most of the time and each also waits (on the
+# vLLM server, on the CLI's subprocesses), so one worker more than the cores keeps both
+# cores busy through those waits (one worker runs them one after the other). Each step's
+# output goes to .pytest_cache/run_tests/STEP.log and is printed whole when the step ends,
+# so two steps' lines never interleave. Each pytest run gets OMP_NUM_THREADS = cores / workers
 # (torch's threads) unless OMP_NUM_THREADS is set: two workers with two torch threads each
 # would fight over two cores.
 #
@@ -44,18 +45,20 @@ trap 'exit 130' INT TERM
 if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     && [ -z "${CAMAB_TEST_VLLM_PORT:-}" ]; then
     port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    # the README's one command; it prints the base_url once healthy (a test checks it)
+    # the README's one command; it prints the base_url once healthy (a test checks it). vLLM's
+    # engine runs in the API server's process: one interpreter fewer to boot (108 instead of
+    # 137 CPU-s to healthy, measured), and the tests' requests are few and small
     mkdir -p .pytest_cache
     export CAMAB_TEST_VLLM_SERVE_OUT="$PWD/.pytest_cache/vllm-serve.out"
-    .venv/bin/camab serve --venv .venv-vllm --port "$port" --no-install --log .pytest_cache/vllm.log \
-        > "$CAMAB_TEST_VLLM_SERVE_OUT" 2> .pytest_cache/vllm-serve.err &
+    VLLM_ENABLE_V1_MULTIPROCESSING=0 .venv/bin/camab serve --venv .venv-vllm --port "$port" \
+        --no-install --log .pytest_cache/vllm.log > "$CAMAB_TEST_VLLM_SERVE_OUT" 2> .pytest_cache/vllm-serve.err &
     server_pid=$!
     export CAMAB_TEST_VLLM_PORT="$port"
     echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
 fi
 
 cores="$(nproc 2>/dev/null || echo 1)"
-jobs="${CAMAB_TEST_JOBS:-$((cores < 4 ? cores : 4))}"
+jobs="${CAMAB_TEST_JOBS:-$((cores < 3 ? cores + 1 : 4))}"
 if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
     echo "run_tests: CAMAB_TEST_JOBS must be a positive whole number, got '$jobs'" >&2
     exit 2

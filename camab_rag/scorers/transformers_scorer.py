@@ -301,7 +301,7 @@ class TransformersScorer(BaseScorer):
         sources = (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id)
         eos = {int(i) for s in sources for i in ([s] if isinstance(s, int) else s or ())}
         greedy = dict(do_sample=False, num_beams=1, pad_token_id=self.pad_token_id)
-        config = GenerationConfig(max_new_tokens=max_new_tokens, eos_token_id=sorted(eos), **greedy)  # type: ignore[no-untyped-call]
+        config = GenerationConfig(max_new_tokens=max_new_tokens, eos_token_id=sorted(eos), **greedy)
         outputs: list[list[int]] = []
         for start in range(0, len(encoded), self.batch_size):
             chunk = encoded[start : start + self.batch_size]
