@@ -293,7 +293,7 @@ def _judged(
 
 
 def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known, STOPWORDS)))
+    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known)))
 
 
 def _decided(

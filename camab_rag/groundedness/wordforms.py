@@ -96,10 +96,8 @@ NEGATIONS = _set("not no never neither nor none nothing cannot")
 CHARGE_WORDS = _set("cost costs charge charges fee fees")
 """After ``no`` ("at no cost", "no charge"): the pair states ``free``, not a negation."""
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-CALENDAR = (
-    _set("january february march april may june july august september october")
-    | _set("november december")
-    | frozenset(WEEKDAYS)
+CALENDAR = frozenset(WEEKDAYS) | _set(
+    "january february march april may june july august september october november december"
 )
 _SIGNS = _set("eur usd gbp percent")
 _SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct"
@@ -125,7 +123,6 @@ ONE_AS_PRONOUN_AFTER = _set(
 )
 """Words after which ``one`` stands for a noun ("the first one"), not the number 1."""
 _ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
-_EXTRA = _set("extra additional")
 HOUR_PARTS = {"half": "30", "quarter": "15"}
 """Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
 _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
@@ -234,9 +231,7 @@ def forms(text: str) -> list[_Word]:
         if k + 1 < len(tokens) and _minutes(text, tokens, k + 1, joined=True):  # "7.30pm"
             after = tokens[k + 1][2][2:]
         after_hour = k > 0 and tokens[k - 1][2].isdecimal()
-        minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=True)
-        minutes = minutes or (word == "00" and after_hour and tokens[k - 1][1] == start - 1)
-        minutes = minutes and text[start - 1] in ":."
+        minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=len(word) == 4)
         joined = _JOINED_CLOCK.fullmatch(word)
         if marks[k] == "absorbed" or (marks[k] and after_hour) or minutes:
             value = ""
@@ -324,7 +319,7 @@ def _phrases(tokens: _Tokens) -> dict[int, str]:
     out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
         after = [t[2] for t in tokens[k + 1 : k + 3]]
-        extra = 1 if after[:1] and after[0] in _EXTRA else 0
+        extra = 1 if after[:1] and after[0] in ("extra", "additional") else 0
         if word == "no" and len(after) > extra and after[extra] in CHARGE_WORDS:
             out[k] = "free"
             out.update(dict.fromkeys(range(k + 1, k + 2 + extra), ""))
@@ -515,26 +510,21 @@ def clauses(text: str) -> list[str]:
     return [part for part in _CLAUSE.split(text) if part.strip()]
 
 
-def _content(text: str, stopwords: Collection[str], *, values: bool = True) -> frozenset[str]:
-    """The forms of ``text``'s words not in ``stopwords`` (numbers and units if ``values``)."""
+def _content(text: str, *, values: bool = True) -> frozenset[str]:
+    """The forms of ``text``'s content words (numbers and units if ``values``)."""
     return frozenset(
-        f for _, _, w, f in forms(text) if f and w not in stopwords and (values or not _is_value(f))
+        f for _, _, w, f in forms(text) if f and w not in STOPWORDS and (values or not _is_value(f))
     )
 
 
 def subject_forms(text: str) -> frozenset[str]:
     """The forms of ``text``'s content words (not stop words, numbers or units): what a
     question asks about (``How much is the City bike?`` -> ``city``, ``bike``)."""
-    return _content(text, STOPWORDS, values=False)
+    return _content(text, values=False)
 
 
 def _is_value(value: str) -> bool:
     return is_number(value) or value in UNITS.values()
-
-
-def _states(clause: Sentence, value: str) -> bool:
-    """Whether ``clause`` states ``value`` and not, itself, its opposite."""
-    return value in clause.forms and OPPOSITES.get(value, "") not in clause.own
 
 
 Overlap = tuple[int, int, int, int]
@@ -560,16 +550,17 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     """Whether the clauses closest to ``subject`` state ``value``'s opposite, none ``value``."""
     opposite = OPPOSITES[value]
     _, best, closest = _closest(subject - {value, opposite}, context)
-    if best[1] == best[3] == 0:
-        return False
-    return any(_states(c, opposite) for c in closest) and not any(
-        _states(c, value) for c in closest
-    )
+    stated = {  # a value a clause states and not, itself, its opposite
+        v for v in (value, opposite) for c in closest if v in c.forms and OPPOSITES[v] not in c.own
+    }
+    return (best[1] or best[3]) > 0 and stated == {opposite}
 
 
 def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
-    """Whether the context's number ``rival`` is of the kind of ``value`` (its ``unit``): both
-    years or neither, and a unit alike where both have one."""
+    """Whether the context's form ``rival`` is a number of the kind of ``value`` (its
+    ``unit``): both years or neither, and a unit alike where both have one."""
+    if not is_number(rival):
+        return False
     units = {q.unit for sentence in context.quantities for q in sentence if q.value == rival}
     return _year(rival) == _year(value) and (not unit or not units or "" in units or unit in units)
 
@@ -577,15 +568,9 @@ def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
 def _restated(found: Sequence[_Word], k: int, closest: list[Sentence], content: set[str]) -> bool:
     """Whether a clause about the subject states another number beside the words of the
     answer's unstated number ``found[k]`` ("31 Quay Street" under "27 Quay Street")."""
-    near = [
-        f
-        for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
-        if f and w not in STOPWORDS and not is_number(f)
-    ]
-    return any(
-        any(n in c.own for n in near) and any(is_number(f) and f not in content for f in c.own)
-        for c in closest
-    )
+    beside = (*found[k - 1 : k], *found[k + 1 : k + 2])
+    near = {f for _, _, w, f in beside if f and w not in STOPWORDS and not is_number(f)}
+    return any(c.own & near and any(map(is_number, c.own - content)) for c in closest)
 
 
 _TIME = (
@@ -677,24 +662,24 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     return out
 
 
-def misread_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
+def misread_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text`` stating what the context does not, each word in it: another
     subject's number, an opposite of the closest clause, a ``Yes`` it contradicts, a negation
     no close clause makes. Memoised on the :class:`ContextWords` (none without one)."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
-    key = (text, frozenset(stopwords))
+    key = (text, "misread")
     if key not in context._memo:
-        context._memo[key] = _find_misread(text, context, stopwords)
+        context._memo[key] = _find_misread(text, context)
     return list(context._memo[key])
 
 
-def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) -> Spans:
+def _find_misread(text: str, context: ContextWords) -> Spans:
     spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         part = text[s_start:s_end]
         found = forms(part)
-        content = {f for _, _, w, f in found if f and w not in stopwords}
+        content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
         words = [w for _, _, w, _ in found]
         lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
@@ -714,7 +699,7 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
         flips = {j: k for k in opposed for j in negators if k - 3 <= j < k}
         for k in opposed:
             start, end, _, value = found[k]
-            clause = _content(part[slice(*_clause_span(part, start))], stopwords)
+            clause = _content(part[slice(*_clause_span(part, start))])
             if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
                 spans.append((s_start + start, s_start + end))
         # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
@@ -734,7 +719,7 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
             if not is_number(value) or value in worked:
                 continue
             span = _listed_span(part, start, *_clause_span(part, start))
-            overlap, best, closest = _closest_in(part, span, sentence, context, stopwords)
+            overlap, best, closest = _closest_in(part, span, sentence, context)
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
@@ -744,36 +729,30 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
             )
             unit = units.get(s_start + start, "")
             rival = any(  # a number of the same kind ("16" no rival of "2026", "45 €" of "50%")
-                any(
-                    is_number(f)
-                    and f not in content | s.derived
-                    and _alike(f, value, unit, context)
-                    for f in s.forms
-                )
-                and value not in s.forms
+                value not in s.forms
+                and any(_alike(f, value, unit, context) for f in s.forms - content - s.derived)
                 for s in closest
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
-        closest = sentence[2]
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
             and words[:1] == ["yes"]
             and not negators
-            and len(subject & frozenset.intersection(*(c.forms for c in closest))) >= 2
-            and all(c.negates for c in closest)
+            and len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
+            and all(c.negates for c in sentence[2])
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
         for k in (k for k in negators if k not in flips):  # flips were checked above
-            near = _closest_in(part, _clause_span(part, found[k][0]), sentence, context, stopwords)
+            near = _closest_in(part, _clause_span(part, found[k][0]), sentence, context)
             if not any(c.negated for c in near[2]):
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
 
 
-def rival_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
+def rival_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
     price page), so the answer is not supported whichever value it took."""
@@ -782,7 +761,7 @@ def rival_spans(text: str, context: Collection[str], stopwords: Collection[str])
     spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         found = forms(text[s_start:s_end])
-        content = {f for _, _, w, f in found if f and w not in stopwords}
+        content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
         overlap, best, _ = _closest(subject, context)
         if best[1] == 0:
@@ -800,7 +779,7 @@ def rival_spans(text: str, context: Collection[str], stopwords: Collection[str])
                 c.doc not in holders
                 and _asked_by(context, c.doc) >= asked  # a page of the question's subject
                 and value not in c.forms
-                and any(is_number(f) and f not in content for f in c.own)
+                and any(map(is_number, c.own - content))
                 for c in near
             ):
                 spans.append(_written(text, s_start + start, s_start + end))
@@ -864,17 +843,13 @@ def _clause_span(part: str, at: int) -> tuple[int, int]:
 
 
 def _closest_in(
-    part: str,
-    span: tuple[int, int],
-    sentence: _Closest,
-    context: ContextWords,
-    stop: Collection[str],
+    part: str, span: tuple[int, int], sentence: _Closest, context: ContextWords
 ) -> _Closest:
     """:func:`_closest` by the words of ``part[span]`` (one clause of an answer sentence)
     when the context holds some of them, else ``sentence`` (the whole sentence's)."""
     if span == (0, len(part)):
         return sentence
-    found = _closest(_content(part[slice(*span)], stop, values=False), context)
+    found = _closest(_content(part[slice(*span)], values=False), context)
     return found if found[1][1] else sentence
 
 
