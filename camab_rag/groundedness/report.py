@@ -407,7 +407,7 @@ def support_report(
         informative_score(support, context_words),
     )
     if context_words is None:
-        covered, found = None, support.unsupported_spans()
+        covered, found, facts = None, support.unsupported_spans(), None
     else:  # spans of unchecked words alone ("get in") are dropped
         covered = min(
             (float(s.coverage) for s in claims if s.coverage is not None),
@@ -416,11 +416,9 @@ def support_report(
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
         found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
+        facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     quiet = [(s.start, s.end) for s in sentences if s.abstention]  # abstentions flag nothing
     spans = [span for span in found if not any(a <= span.start < b for a, b in quiet)]
-    facts = None
-    if context_words is not None:
-        facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     report = GroundednessReport(
         score=score,
         threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),

@@ -288,15 +288,11 @@ def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
             fraction = part.ljust(2, "0").rstrip("0")
             out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
             out[k + 1] = ""
-    joined: dict[int, str] = {}
     for k in range(len(tokens) - 1):  # "twenty-five", "thirty one"
         (_, end, tens), (start, _, ones) = tokens[k], tokens[k + 1]
-        if tens not in NUMBER_WORDS or ones not in NUMBER_WORDS or k in joined:
-            continue
-        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[ones])
+        high, low = (int(NUMBER_WORDS.get(w, 0)) for w in (tens, ones))
         if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
-            joined[k], joined[k + 1] = str(high + low), ""
-    out.update(joined)
+            out[k], out[k + 1] = str(high + low), ""
     k = 0
     while k < len(tokens):  # "1,290"
         first, last, digits = k, k, tokens[k][2]
@@ -394,20 +390,18 @@ def clock_hours(text: str) -> frozenset[str]:
     """The hour forms ``text`` states as clock times ("10:00", "4 pm", "10 in the morning"):
     what only a clock time holds ("10 days" states no 10 o'clock). Memoised per text."""
     found = forms(text)
-    hours = set()
-    for k, (start, _, word, value) in enumerate(found):
-        after = [w for _, _, w, _ in found[k + 1 : k + 4]]
-        if (
-            word.isdecimal()
-            and text[start - 1 : start] not in (":", ".")
-            and (
-                _CLOCK_TIME.match(text, start)
-                or after[:1] in (["am"], ["pm"], ["a"], ["p"])
-                or (after[:2] == ["in", "the"] and after[2:] and after[2] in DAY_PARTS)
-            )
-        ):
-            hours.add(value)
-    return frozenset(hours)
+    ahead = [w for _, _, w, _ in found] + [""] * 3
+    return frozenset(
+        value
+        for k, (start, _, word, value) in enumerate(found)
+        if word.isdecimal()
+        and text[start - 1 : start] not in (":", ".")
+        and (
+            _CLOCK_TIME.match(text, start)
+            or ahead[k + 1] in ("am", "pm", "a", "p")
+            or (ahead[k + 1 : k + 3] == ["in", "the"] and ahead[k + 3] in DAY_PARTS)
+        )
+    )
 
 
 def form_set(texts: Iterable[str]) -> frozenset[str]:
@@ -938,17 +932,17 @@ def _same_unit(one: str, other: str) -> bool:
     return one == other or ("cent" in (one, other) and {one, other} - {"cent"} <= _MONEY)
 
 
-def _compared(found: Sequence[_Word], k: int, context: ContextWords) -> bool:
-    """Whether the number ``found[k]`` is truly compared (a :data:`LESS_WORDS` or
+def _compared(found: Sequence[_Word], context: ContextWords) -> bool:
+    """Whether the number ``found[0]`` is truly compared (a :data:`LESS_WORDS` or
     :data:`MORE_WORDS` word up to three words on) with a context number five words on."""
-    valued = [item for item in found[k + 1 :] if item[3]]
+    valued = [item for item in found[1:] if item[3]]
     for j, (_, _, word, _) in enumerate(valued[:3]):
         if word not in LESS_WORDS | MORE_WORDS:
             continue
         number = next((f for _, _, _, f in valued[j + 1 : j + 6] if is_number(f)), None)
         if number is None or number not in context.forms:
             return False
-        mine, theirs = Decimal(found[k][3]), Decimal(number)
+        mine, theirs = Decimal(found[0][3]), Decimal(number)
         return mine < theirs if word in LESS_WORDS else mine > theirs
     return False
 
@@ -994,8 +988,9 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         held.add(start)
                         units.setdefault(result.value, set()).add(result.unit)
                     held.update(s for s in used if own[s].value in asked)
-            k = next(n for n, item in enumerate(found) if item[0] == start - a)
-            if result.value in asked and _compared(found, k, context):
+            if result.value in asked and _compared(
+                [w for w in found if w[0] >= start - a], context
+            ):
                 held.add(start)
     values = {v for v, starts in lacked.items() if all(s in held for s in starts)}
     return frozenset(values).union(*(units.get(v, set()) for v in values))
