@@ -299,8 +299,7 @@ def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
-    """``report`` with its verdicts and ``P(unsupported)`` (an abstention's: 0.0); a
-    disputed or unchecked number is never ``supported``."""
+    """``report`` with its verdicts; a disputed or unchecked number is never ``supported``."""
     sentences = []
     for s in report.sentences:
         doubts = [*(s.contested or ()), *_numbers(s.unchecked_facts)]

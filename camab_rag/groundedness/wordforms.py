@@ -210,7 +210,6 @@ def forms(text: str) -> list[_Word]:
     ``form`` is ``""`` for a word a clock time or an amount absorbs (``am``; ``00`` of 10:00)."""
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
-    halves = _day_parts(tokens)
     decimals = _numbers(text, tokens)
     free = _phrases(tokens)
     out = []
@@ -247,12 +246,10 @@ def forms(text: str) -> list[_Word]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif k in free:  # "at no extra cost": free, not a negation; "half an hour": 30 min
+        elif k in free:  # "at no extra cost": free, not a negation; "7 in the morning": 7
             value = free[k]
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
-        elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
-            value = _hour(int(word), halves[k]) if halves[k] else ""
         out.append((start, end, word, value))
     return _in_base_units(out)
 
@@ -273,8 +270,7 @@ def _in_base_units(found: list[_Word]) -> list[_Word]:
 
 
 def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
-    """Token index -> the number several tokens write ("€1,50" ``1.5``, "twenty-five" ``25``,
-    "1,290" ``1290``; "10.30" alone stays a clock time), -> ``""`` for its later tokens."""
+    """Token index -> the number several tokens write ("€1,50", "twenty-five", "1,290")."""
     out: dict[int, str] = {}
     for k in range(len(tokens) - 1):  # decimals of an amount
         (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
@@ -310,17 +306,20 @@ def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
 
 
 def _phrases(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``"free"`` for "no (extra) cost" and "for nothing", ``30`` (``15``) and
-    ``min`` for "half an hour" ("quarter of an hour"), -> ``""`` for the words taken along."""
+    """Token index -> a phrase's form ("no extra cost", "half an hour", "5 in the afternoon")."""
     out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
-        after = [t[2] for t in tokens[k + 1 : k + 3]]
+        after = [t[2] for t in tokens[k + 1 : k + 4]]
         extra = 1 if after[:1] and after[0] in ("extra", "additional") else 0
         if word == "no" and len(after) > extra and after[extra] in CHARGE_WORDS:
             out[k] = "free"
             out.update(dict.fromkeys(range(k + 1, k + 2 + extra), ""))
         elif word == "nothing" and k and tokens[k - 1][2] == "for":
             out[k] = "free"
+        elif (
+            word.isdecimal() and int(word) <= 12 and after in [["in", "the", p] for p in DAY_PARTS]
+        ):
+            out[k], out[k + 3] = _hour(int(word), DAY_PARTS[after[2]]), ""  # 5 pm: 17
     for k, (_, _, word) in enumerate(tokens):
         j = k + 1
         while j < min(k + 4, len(tokens)) and tokens[j][2] in ("a", "an", "of"):
@@ -351,16 +350,6 @@ def _minutes(text: str, tokens: _Tokens, k: int, *, joined: bool = False) -> boo
         word = word[:2]
     digits = len(word) == 2 and word.isdecimal() and hour[2].isdecimal()
     return digits and hour[1] == start - 1 and text[start - 1] in ":."
-
-
-def _day_parts(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``"am"``/``"pm"`` for "7 in the morning", -> ``""`` for the part."""
-    out: dict[int, str] = {}
-    for k in range(len(tokens) - 3):
-        hour, (_, _, a), (_, _, b), (_, _, part) = tokens[k][2], *tokens[k + 1 : k + 4]
-        if hour.isdecimal() and int(hour) <= 12 and (a, b) == ("in", "the") and part in DAY_PARTS:
-            out[k], out[k + 3] = DAY_PARTS[part], ""
-    return out
 
 
 def _hour(hour: int, half: str) -> str:
@@ -529,8 +518,7 @@ _Closest = tuple[list[Overlap], Overlap, list[Sentence]]
 
 
 def _closest(subject: frozenset[str], context: ContextWords) -> _Closest:
-    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have
-    it: a day the answer names picks its clause first, the question's words break ties."""
+    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have it."""
     days, asked = subject & CALENDAR, context.asked
     overlap = [
         (len(days & c.own), len(subject & c.forms), len(subject & c.own), len(asked & c.forms))
@@ -551,8 +539,7 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
 
 
 def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
-    """Whether the context's form ``rival`` is a number of the kind of ``value`` (its
-    ``unit``): both years or neither, and a unit alike where both have one."""
+    """Whether the context's form ``rival`` is a number of ``value``'s kind (year, ``unit``)."""
     if not is_number(rival):
         return False
     units = {q.unit for sentence in context.quantities for q in sentence if q.value == rival}
@@ -560,8 +547,7 @@ def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
 
 
 def _restated(found: Sequence[_Word], k: int, closest: list[Sentence], content: set[str]) -> bool:
-    """Whether a clause about the subject states another number beside the words of the
-    answer's unstated number ``found[k]`` ("31 Quay Street" under "27 Quay Street")."""
+    """Whether a close clause states another number beside ``found[k]``'s words ("31 Quay St")."""
     beside = (*found[k - 1 : k], *found[k + 1 : k + 2])
     near = {f for _, _, w, f in beside if f and w not in STOPWORDS and not is_number(f)}
     return any(c.own & near and any(map(is_number, c.own - content)) for c in closest)
@@ -580,8 +566,7 @@ _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:]|\.\d)")
 
 
 def _also(text: str) -> frozenset[str]:
-    """What ``text`` (a context; an answer's "20-year-old" is not 240 months) also states:
-    "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week`` (:data:`DURATIONS`)."""
+    """What a context text also states: "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week``."""
     out = {FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS}
     out.update(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(text))
     for value, unit in pairwise(f for _, _, _, f in forms(text) if f):
@@ -801,8 +786,7 @@ def _near(best: Overlap, overlap: Sequence[Overlap], context: ContextWords) -> l
 def _disputed(
     value: str, held: Overlap, best: Overlap, overlap: Sequence[Overlap], context: ContextWords
 ) -> bool:
-    """Whether ``value``, held only below ``best``, is held as closely in another text that
-    matches the question as well: two sources disagree, no other subject's value taken."""
+    """Whether ``value``, held below ``best``, is held as closely in another matching text."""
     if held[:3] != best[:3]:
         return False
     near = _near(best, overlap, context)
@@ -839,8 +823,7 @@ def _clause_span(part: str, at: int) -> tuple[int, int]:
 def _closest_in(
     part: str, span: tuple[int, int], sentence: _Closest, context: ContextWords
 ) -> _Closest:
-    """:func:`_closest` by the words of ``part[span]`` (one clause of an answer sentence)
-    when the context holds some of them, else ``sentence`` (the whole sentence's)."""
+    """:func:`_closest` by the words of ``part[span]`` if the context has any, else ``sentence``."""
     if span == (0, len(part)):
         return sentence
     found = _closest(_content(part[slice(*span)], values=False), context)
@@ -851,8 +834,7 @@ _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 
 
 def _listed_span(part: str, at: int, start: int, end: int) -> tuple[int, int]:
-    """The part of ``part[start:end]`` holding character ``at`` between two "and"s with a
-    number on both sides: "a swim for 6.50 euros and a child ticket for 3.20 euros"."""
+    """The part of ``part[start:end]`` around ``at`` between "and"s with numbers on both sides."""
     for cut in _AND.finditer(part, start, end):
         before, after = part[start : cut.start()], part[cut.end() : end]
         if not (any(c.isdigit() for c in before) and any(c.isdigit() for c in after)):
@@ -913,8 +895,7 @@ def _per(text: str, rest: Sequence[_Word]) -> str:
 
 
 def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
-    """Whether ``result`` is ``stated`` (a rate) times ``other``, their sum or difference, or
-    ``stated`` less or at ``other`` percent ("50% off 45 euros" is 22.50 euros)."""
+    """Whether ``result`` is ``stated`` times ``other``, their sum, difference or a percent off."""
     if not result.unit:
         return False
     r, a, b = (Decimal(q.value) for q in (result, stated, other))
@@ -933,8 +914,7 @@ def _same_unit(one: str, other: str) -> bool:
 
 
 def _compared(found: Sequence[_Word], context: ContextWords) -> bool:
-    """Whether the number ``found[0]`` is truly compared (a :data:`LESS_WORDS` or
-    :data:`MORE_WORDS` word up to three words on) with a context number five words on."""
+    """Whether the number ``found[0]`` is compared (a LESS/MORE word) with a context number."""
     valued = [item for item in found[1:] if item[3]]
     for j, (_, _, word, _) in enumerate(valued[:3]):
         if word not in LESS_WORDS | MORE_WORDS:
