@@ -106,8 +106,7 @@ CALENDAR_SHORT = {
     for short in (*_SHORT.split(), "nov", "dec")
 }
 """Abbreviated weekdays and months ("Sat", "Sept"): the full name when capitalised."""
-OPPOSITES = {"open": "closed", "available": "unavailable", "included": "excluded"}
-OPPOSITES.update(allowed="forbidden")
+OPPOSITES = _table("closed: open; unavailable: available; excluded: included; forbidden: allowed")
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 """Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
 _PRONOUNS = _set("it its they their this these he she his her")
@@ -164,10 +163,8 @@ Spans = list[tuple[int, int]]
 
 def holds(value: str, known: Collection[str]) -> bool:
     """Whether ``known`` holds ``value``, or a longer word it starts (:data:`DERIVED_MIN`)."""
-    if value in known:
-        return True
-    if len(value) < DERIVED_MIN or not value.isalpha():
-        return False
+    if value in known or len(value) < DERIVED_MIN or not value.isalpha():
+        return value in known
     return any(k.startswith(value) for k in known)
 
 
@@ -229,14 +226,12 @@ def forms(text: str) -> list[_Word]:
             after = marks[k + 2]
         if k + 1 < len(tokens) and _minutes(text, tokens, k + 1, joined=True):  # "7.30pm"
             after = tokens[k + 1][2][2:]
-        after_hour = k > 0 and tokens[k - 1][2].isdecimal()
         minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=len(word) == 4)
-        joined = _JOINED_CLOCK.fullmatch(word)
-        if marks[k] == "absorbed" or (marks[k] and after_hour) or minutes:
+        if marks[k] == "absorbed" or (marks[k] and k and tokens[k - 1][2].isdecimal()) or minutes:
             value = ""
         elif k and _minutes(text, tokens, k, joined=True):  # the "30" of "7.30pm"
             value = word[:2]
-        elif joined:  # "5pm", "10am"
+        elif joined := _JOINED_CLOCK.fullmatch(word):  # "5pm", "10am"
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
@@ -254,9 +249,8 @@ def forms(text: str) -> list[_Word]:
     return _in_base_units(out)
 
 
-def _in_base_units(found: list[_Word]) -> list[_Word]:
-    """``found`` with "50 cents" read as ``0.5`` and "per cent" as ``percent``."""
-    out = list(found)
+def _in_base_units(out: list[_Word]) -> list[_Word]:
+    """``out`` with "50 cents" read as ``0.5`` and "per cent" as ``percent``."""
     valued = [k for k, (_, _, _, f) in enumerate(out) if f]
     for k, after in pairwise(valued):
         value, unit = out[k][3], out[after][3]
@@ -981,13 +975,6 @@ NEXT_DAY = re.compile(r"\b(?:next|following)\s+(working\s+|business\s+)?day\b", 
 
 def next_days(texts: Iterable[str], question: str) -> frozenset[str]:
     """The weekday after each one ``question`` names when a text says "the next (working) day"."""
-    days = [WEEKDAYS.index(f) for _, _, _, f in forms(question) if f in WEEKDAYS]
-    out: set[str] = set()
-    for text in texts:
-        for match in NEXT_DAY.finditer(text):
-            for day in days:
-                after = (day + 1) % 7
-                while match.group(1) and after >= 5:
-                    after = (after + 1) % 7
-                out.add(WEEKDAYS[after])
-    return frozenset(out)
+    days = [(WEEKDAYS.index(f) + 1) % 7 for _, _, _, f in forms(question) if f in WEEKDAYS]
+    said = [bool(match.group(1)) for text in texts for match in NEXT_DAY.finditer(text)]
+    return frozenset(WEEKDAYS[0 if working and d >= 5 else d] for working in said for d in days)
