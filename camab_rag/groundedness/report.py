@@ -154,9 +154,7 @@ class GroundednessReport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
         support, threshold, fit = (
-            data.get("token_support"),
-            data.get("threshold"),
-            data.get("calibration"),
+            data.get(k) for k in ("token_support", "threshold", "calibration")
         )
         done = {
             "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),

@@ -1,11 +1,7 @@
-"""Word forms the gate compares, and the values and negations the context does not state.
-
-What: :func:`forms` reads normalised word forms (``€29`` and ``29 euros`` share ``eur``,
-``29``; ``4 pm`` and ``16:00`` are ``16``); :class:`ContextWords` holds a context's forms
-and clauses; :func:`misread_spans` and :func:`rival_spans` find another subject's value, an
-unmade negation, a disputed value. Why: a reworded right answer keeps its coverage, a value
-copied from the wrong place is not covered. How: rules over words, no model, no dependency.
-"""
+"""Word forms the gate compares (``€29`` and ``29 euros`` share ``eur``, ``29``; ``4 pm``
+is ``16``) and what an answer states that its context does not (:func:`misread_spans`,
+:func:`rival_spans`): a reworded right answer keeps its coverage, a value copied from the
+wrong place does not. Rules over words: no model, no dependency."""
 
 from __future__ import annotations
 
@@ -459,17 +455,16 @@ class ContextWords(frozenset[str]):
 @dataclass(frozen=True)
 class Sentence:
     """One context clause: its forms (its own and its subject's), whether its sentence
-    negates (:attr:`negates`: the clause itself), the forms it states itself (:attr:`own`)."""
+    (:attr:`negates`: the clause) negates, the forms it states itself (:attr:`own`), its text
+    (:attr:`doc`), forms only another writing states (``derived``: "5" of "17:00", never a
+    rival value) or only a span of clock times (``spanned``: "open" of "from 13:00")."""
 
     forms: frozenset[str]
     negated: bool
     own: frozenset[str] = frozenset()
     doc: int = 0
-    """Which text of :meth:`ContextWords.of` it comes from (rival values need two)."""
     derived: frozenset[str] = frozenset()
-    """Forms stated only in another writing ("5" of "17:00"): never a rival value."""
     spanned: frozenset[str] = frozenset()
-    """Forms stated only by a span of clock times ("open" of "from 13:00 to 14:00")."""
     negates: bool = False
 
 
@@ -478,8 +473,7 @@ _CLAUSE = re.compile(
     r"|,\s+(?:and|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)|,?\s+but\s+",
     re.IGNORECASE,
 )
-"""Where a context sentence starts a new clause: ``;``, ``but``, ``and`` before a
-preposition ("and on Saturday from 10:00"), ``, and`` (``while``) before a new subject."""
+"""Where a new clause starts: ``;``, ``but``, ``and`` before a preposition or a subject."""
 
 
 def clauses(text: str) -> list[str]:
@@ -739,10 +733,9 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
         overlap, best, _ = _closest(subject, context)
         if best[1] == 0:
             continue
-        said = {  # a clause that says the subject's words is closer than a span of times
-            id(c): len(subject & (c.own - c.spanned)) for c in _near(best, overlap, context)
-        }
-        near = [c for c in _near(best, overlap, context) if said[id(c)] == max(said.values())]
+        near = _near(best, overlap, context)
+        said = [len(subject & (c.own - c.spanned)) for c in near]  # closer than a span of times
+        near = [c for c, n in zip(near, said) if n == max(said)]
         for start, end, _, value in found:
             holders = {c.doc for c in near if value in c.forms}
             if not is_number(value) or not holders:
