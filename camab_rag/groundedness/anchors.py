@@ -33,6 +33,9 @@ class AnchorPrompts:
     earlier_turns: int
     conversation: tuple[str, ...] = ()
 
+    def requests(self, response: str) -> list[ScoreRequest]:
+        return [ScoreRequest(self.full, response), ScoreRequest(self.empty, response)]
+
 
 def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
     """The two anchor prompts of ``builder``: every segment, and none without the messages
@@ -102,9 +105,7 @@ def support_of(
 
 def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[TokenSupport]:
     """Score ``response`` under both anchor prompts (one batch of two requests)."""
-    results = yield ScoreCall(
-        scorer, [ScoreRequest(p, response) for p in (prompts.full, prompts.empty)]
-    )
+    results = yield ScoreCall(scorer, prompts.requests(response))
     return support_of(response, results, prompts.earlier_turns, prompts.conversation)
 
 
