@@ -19,7 +19,7 @@ from camab_rag.groundedness.gain import answer_steps
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, model_input
 from camab_rag.scorers.base import scorer_model_name
 from camab_rag.steps import Steps, asynced, synced
-from camab_rag.text_gate import check_text
+from camab_rag.text_gate import check_texts
 
 FloatArray = NDArray[np.float64]
 Progress = Callable[[int, int], None]
@@ -56,8 +56,7 @@ def _labelled(example: object, index: int) -> LabelledAnswer:
             "and supported, or a (question, context, answer, supported) tuple"
         )
     question, context, answer, supported = fields
-    check_text(question, f"{where}'s question")
-    check_text(answer, f"{where}'s answer")
+    check_texts({f"{where}'s question": question, f"{where}'s answer": answer})
     if not isinstance(supported, (bool, np.bool_)):
         raise InputError(f"{where}: 'supported' must be True or False")
     if not answer.strip():
@@ -187,12 +186,10 @@ def calibrate_steps(
     _check_both(sum(e.supported for e in labelled), len(labelled), "")
     report_progress = _printed if progress is True else (progress if callable(progress) else None)
     kept: list[tuple[LabelledAnswer, float, float]] = []
-    abstained = 0
     for done, example in enumerate(labelled, start=1):
         asked = (example.question, example.context, example.answer, scorer)
         report = yield from answer_steps(*asked, block_on="any")  # the figures, not a verdict
-        abstained += report.abstained  # never flagged: its score must not move the fit
-        if not report.abstained:
+        if not report.abstained:  # never flagged: its score must not move the fit
             covered = 1.0 if report.coverage is None else report.coverage
             kept.append((example, report.score, covered))
         if report_progress is not None:
@@ -208,7 +205,7 @@ def calibrate_steps(
         kinds=[e.kind for e, _, _ in kept],
         model=scorer_model_name(scorer),
         fitted_on=fitted_on + "; block_at and flag_at kept from the default",
-        n_abstained=abstained,
+        n_abstained=len(labelled) - len(kept),
     )
 
 

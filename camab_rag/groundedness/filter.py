@@ -88,20 +88,6 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
 
 
-def _cut_at(calibration: Calibration, block_at: float | None, flag_at: float | None) -> Calibration:
-    """``calibration`` with the caller's cut-offs (a low ``block_at`` lowers ``flag_at`` too)."""
-    if block_at is None and flag_at is None:
-        return calibration
-    for name, value in (("block_at", block_at), ("flag_at", flag_at)):
-        if value is not None and not (_is_number(value) and 0 < value < 1):
-            raise InputError(f"{name} must be a probability between 0 and 1, got {value!r}")
-    block = calibration.block_at if block_at is None else float(block_at)
-    flag = min(calibration.flag_at, block) if flag_at is None else float(flag_at)
-    if flag > block:
-        raise InputError(f"flag_at ({flag:g}) must not be above block_at ({block:g})")
-    return replace(calibration, block_at=block, flag_at=flag)
-
-
 class GroundednessFilter:
     """Flag or block answers the retrieved context does not support (grounding, not
     relevance: a true but unrelated answer passes).
@@ -152,9 +138,17 @@ class GroundednessFilter:
         self.fallback = fallback
         self.on_error = on_error
         self.scorer = scorer
-        self.calibration: Calibration = _cut_at(
-            calibration or DEFAULT_CALIBRATION, block_at, flag_at
-        )
+        calibration = calibration or DEFAULT_CALIBRATION
+        if block_at is not None or flag_at is not None:  # your own cut-offs
+            for name, cut in (("block_at", block_at), ("flag_at", flag_at)):
+                if cut is not None and not (_is_number(cut) and 0 < cut < 1):
+                    raise InputError(f"{name} must be a probability between 0 and 1, got {cut!r}")
+            block = calibration.block_at if block_at is None else float(block_at)
+            flag = min(calibration.flag_at, block) if flag_at is None else float(flag_at)
+            if flag > block:
+                raise InputError(f"flag_at ({flag:g}) must not be above block_at ({block:g})")
+            calibration = replace(calibration, block_at=block, flag_at=flag)
+        self.calibration: Calibration = calibration
 
     def __repr__(self) -> str:
         c = self.calibration
@@ -209,12 +203,9 @@ class GroundednessFilter:
         **how: Any,
     ) -> Steps[FilteredAnswer]:
         """The verdict ``steps(**how)`` measures (``block_on`` read here); a failure: unknown."""
-        given = how.pop("scorer")
-        scorer = self.scorer if self.scorer is not None else given
+        how["scorer"] = how["scorer"] if self.scorer is None else self.scorer
         try:
-            report = yield from steps(
-                scorer=scorer, threshold=self.threshold, block_on="any", **how
-            )
+            report = yield from steps(threshold=self.threshold, block_on="any", **how)
         except Exception as error:
             return self._answer(result, None, f"groundedness: {type(error).__name__}: {error}")
         return self._answer(result, report)

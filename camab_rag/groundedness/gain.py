@@ -103,15 +103,11 @@ def assess_steps(
 assess_groundedness = synced(
     assess_steps,
     "assess_groundedness",
-    """The groundedness report of an attribution.
-
-    Measured from every answer token's log-prob with and without the context: the
-    result's own (``attribute(..., anchors=True)``), else two calls to ``scorer`` on
-    ``context`` (or ``prompt_builder``; ``history``: the attribution's earlier chat
-    messages); else read from the attribution history or its linear surrogate
-    (``report.source`` says which). ``block_on``: ``"facts"`` or ``"any"``, as in
-    :class:`~camab_rag.groundedness.filter.GroundednessFilter`.
-    """,
+    """The groundedness report of an attribution, from every answer token's log-prob with and
+    without the context: the result's own (``anchors=True``), else two calls to ``scorer`` on
+    ``context`` (or ``prompt_builder``; ``history``: earlier chat messages), else the
+    attribution history or its surrogate (``report.source``). ``block_on``: ``"facts"`` or
+    ``"any"``, as in :class:`~camab_rag.groundedness.filter.GroundednessFilter`.""",
 )
 aassess_groundedness = asynced(
     assess_steps,

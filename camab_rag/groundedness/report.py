@@ -154,9 +154,7 @@ class GroundednessReport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GroundednessReport:
         support, threshold, fit = (
-            data.get("token_support"),
-            data.get("threshold"),
-            data.get("calibration"),
+            data.get(k) for k in ("token_support", "threshold", "calibration")
         )
         done = {
             "threshold": float(DEFAULT_THRESHOLD if threshold is None else threshold),
@@ -293,14 +291,13 @@ def _judged(
 
 
 def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known, STOPWORDS)))
+    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known)))
 
 
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
-    """``report`` with its verdicts and ``P(unsupported)`` (an abstention's: 0.0); a
-    disputed or unchecked number is never ``supported``."""
+    """``report`` with its verdicts; a disputed or unchecked number is never ``supported``."""
     sentences = []
     for s in report.sentences:
         doubts = [*(s.contested or ()), *_numbers(s.unchecked_facts)]
@@ -407,7 +404,7 @@ def support_report(
         informative_score(support, context_words),
     )
     if context_words is None:
-        covered, found = None, support.unsupported_spans()
+        covered, found, facts = None, support.unsupported_spans(), None
     else:  # spans of unchecked words alone ("get in") are dropped
         covered = min(
             (float(s.coverage) for s in claims if s.coverage is not None),
@@ -416,11 +413,9 @@ def support_report(
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
         found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
+        facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     quiet = [(s.start, s.end) for s in sentences if s.abstention]  # abstentions flag nothing
     spans = [span for span in found if not any(a <= span.start < b for a, b in quiet)]
-    facts = None
-    if context_words is not None:
-        facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     report = GroundednessReport(
         score=score,
         threshold=float(DEFAULT_THRESHOLD if threshold is None else threshold),

@@ -71,7 +71,7 @@ def _reading(
     text: str, present: Collection[str]
 ) -> tuple[list[tuple[int, int]], Callable[[int, str, str], bool]]:
     """The spans of ``text`` misreading ``present``; whether it holds ``(start, word, form)``."""
-    misread = misread_spans(text, present, STOPWORDS)
+    misread = misread_spans(text, present)
     known = _forms_of(present, text)
 
     def held(start: int, word: str, value: str) -> bool:
@@ -101,7 +101,7 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
     the one context clause holding most of them: scattered words make no claim."""
     if not isinstance(present, ContextWords) or not present.sentences:
         return coverage(text, present)
-    misread = misread_spans(text, present, STOPWORDS)
+    misread = misread_spans(text, present)
     worked = derived_values(text, present)
     shares = []
     for start, end in split_sentences(text) or [(0, len(text))]:
@@ -170,7 +170,7 @@ def taken_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.
 
 def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[np.bool_]:
     """Which pieces lie in a number the context writes another way ("5 pm", "17:00")."""
-    misread = misread_spans(support.response, present, STOPWORDS)
+    misread = misread_spans(support.response, present)
     known = _forms_of(present)
     starts: set[int] = set()
     previous = False

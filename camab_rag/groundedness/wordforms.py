@@ -1,11 +1,7 @@
-"""Word forms the gate compares, and the values and negations the context does not state.
-
-What: :func:`forms` reads normalised word forms (``€29`` and ``29 euros`` share ``eur``,
-``29``; ``4 pm`` and ``16:00`` are ``16``); :class:`ContextWords` holds a context's forms
-and clauses; :func:`misread_spans` and :func:`rival_spans` find another subject's value, an
-unmade negation, a disputed value. Why: a reworded right answer keeps its coverage, a value
-copied from the wrong place is not covered. How: rules over words, no model, no dependency.
-"""
+"""Word forms the gate compares (``€29`` and ``29 euros`` share ``eur``, ``29``; ``4 pm``
+is ``16``) and what an answer states that its context does not (:func:`misread_spans`,
+:func:`rival_spans`): a reworded right answer keeps its coverage, a value copied from the
+wrong place does not. Rules over words: no model, no dependency."""
 
 from __future__ import annotations
 
@@ -96,10 +92,8 @@ NEGATIONS = _set("not no never neither nor none nothing cannot")
 CHARGE_WORDS = _set("cost costs charge charges fee fees")
 """After ``no`` ("at no cost", "no charge"): the pair states ``free``, not a negation."""
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-CALENDAR = (
-    _set("january february march april may june july august september october")
-    | _set("november december")
-    | frozenset(WEEKDAYS)
+CALENDAR = frozenset(WEEKDAYS) | _set(
+    "january february march april may june july august september october november december"
 )
 _SIGNS = _set("eur usd gbp percent")
 _SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct"
@@ -108,8 +102,7 @@ CALENDAR_SHORT = {
     for short in (*_SHORT.split(), "nov", "dec")
 }
 """Abbreviated weekdays and months ("Sat", "Sept"): the full name when capitalised."""
-OPPOSITES = {"open": "closed", "available": "unavailable", "included": "excluded"}
-OPPOSITES.update(allowed="forbidden")
+OPPOSITES = _table("closed: open; unavailable: available; excluded: included; forbidden: allowed")
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 """Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
 _PRONOUNS = _set("it its they their this these he she his her")
@@ -125,7 +118,6 @@ ONE_AS_PRONOUN_AFTER = _set(
 )
 """Words after which ``one`` stands for a noun ("the first one"), not the number 1."""
 _ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
-_EXTRA = _set("extra additional")
 HOUR_PARTS = {"half": "30", "quarter": "15"}
 """Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
 _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
@@ -167,10 +159,8 @@ Spans = list[tuple[int, int]]
 
 def holds(value: str, known: Collection[str]) -> bool:
     """Whether ``known`` holds ``value``, or a longer word it starts (:data:`DERIVED_MIN`)."""
-    if value in known:
-        return True
-    if len(value) < DERIVED_MIN or not value.isalpha():
-        return False
+    if value in known or len(value) < DERIVED_MIN or not value.isalpha():
+        return value in known
     return any(k.startswith(value) for k in known)
 
 
@@ -213,7 +203,6 @@ def forms(text: str) -> list[_Word]:
     ``form`` is ``""`` for a word a clock time or an amount absorbs (``am``; ``00`` of 10:00)."""
     tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
     marks = [_clock_mark(text, tokens, k) for k in range(len(tokens))]
-    halves = _day_parts(tokens)
     decimals = _numbers(text, tokens)
     free = _phrases(tokens)
     out = []
@@ -233,16 +222,12 @@ def forms(text: str) -> list[_Word]:
             after = marks[k + 2]
         if k + 1 < len(tokens) and _minutes(text, tokens, k + 1, joined=True):  # "7.30pm"
             after = tokens[k + 1][2][2:]
-        after_hour = k > 0 and tokens[k - 1][2].isdecimal()
-        minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=True)
-        minutes = minutes or (word == "00" and after_hour and tokens[k - 1][1] == start - 1)
-        minutes = minutes and text[start - 1] in ":."
-        joined = _JOINED_CLOCK.fullmatch(word)
-        if marks[k] == "absorbed" or (marks[k] and after_hour) or minutes:
+        minutes = word[:2] == "00" and _minutes(text, tokens, k, joined=len(word) == 4)
+        if marks[k] == "absorbed" or (marks[k] and k and tokens[k - 1][2].isdecimal()) or minutes:
             value = ""
         elif k and _minutes(text, tokens, k, joined=True):  # the "30" of "7.30pm"
             value = word[:2]
-        elif joined:  # "5pm", "10am"
+        elif joined := _JOINED_CLOCK.fullmatch(word):  # "5pm", "10am"
             value = _hour(int(joined.group(1)), joined.group(2))
         elif word in CLOCK_WORDS:
             value = CLOCK_WORDS[word]
@@ -252,19 +237,16 @@ def forms(text: str) -> list[_Word]:
             value = DEGREE_SCALES[word]
         elif word == "one" and k and tokens[k - 1][2] in ONE_AS_PRONOUN_AFTER:
             value = ""  # "the first one", "this one": a pronoun, no number
-        elif k in free:  # "at no extra cost": free, not a negation; "half an hour": 30 min
+        elif k in free:  # "at no extra cost": free, not a negation; "7 in the morning": 7
             value = free[k]
         elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
-        elif k in halves:  # "7 in the morning" is 7:00, "5 in the afternoon" 17:00
-            value = _hour(int(word), halves[k]) if halves[k] else ""
         out.append((start, end, word, value))
     return _in_base_units(out)
 
 
-def _in_base_units(found: list[_Word]) -> list[_Word]:
-    """``found`` with "50 cents" read as ``0.5`` and "per cent" as ``percent``."""
-    out = list(found)
+def _in_base_units(out: list[_Word]) -> list[_Word]:
+    """``out`` with "50 cents" read as ``0.5`` and "per cent" as ``percent``."""
     valued = [k for k, (_, _, _, f) in enumerate(out) if f]
     for k, after in pairwise(valued):
         value, unit = out[k][3], out[after][3]
@@ -278,8 +260,7 @@ def _in_base_units(found: list[_Word]) -> list[_Word]:
 
 
 def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
-    """Token index -> the number several tokens write ("€1,50" ``1.5``, "twenty-five" ``25``,
-    "1,290" ``1290``; "10.30" alone stays a clock time), -> ``""`` for its later tokens."""
+    """Token index -> the number several tokens write ("€1,50", "twenty-five", "1,290")."""
     out: dict[int, str] = {}
     for k in range(len(tokens) - 1):  # decimals of an amount
         (_, end, whole), (start, _, part) = tokens[k], tokens[k + 1]
@@ -293,15 +274,11 @@ def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
             fraction = part.ljust(2, "0").rstrip("0")
             out[k] = f"{int(whole)}.{fraction}" if fraction else str(int(whole))
             out[k + 1] = ""
-    joined: dict[int, str] = {}
     for k in range(len(tokens) - 1):  # "twenty-five", "thirty one"
         (_, end, tens), (start, _, ones) = tokens[k], tokens[k + 1]
-        if tens not in NUMBER_WORDS or ones not in NUMBER_WORDS or k in joined:
-            continue
-        high, low = int(NUMBER_WORDS[tens]), int(NUMBER_WORDS[ones])
+        high, low = (int(NUMBER_WORDS.get(w, 0)) for w in (tens, ones))
         if high >= 20 and high % 10 == 0 and 1 <= low <= 9 and text[end:start] in ("-", " "):
-            joined[k], joined[k + 1] = str(high + low), ""
-    out.update(joined)
+            out[k], out[k + 1] = str(high + low), ""
     k = 0
     while k < len(tokens):  # "1,290"
         first, last, digits = k, k, tokens[k][2]
@@ -319,17 +296,20 @@ def _numbers(text: str, tokens: _Tokens) -> dict[int, str]:
 
 
 def _phrases(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``"free"`` for "no (extra) cost" and "for nothing", ``30`` (``15``) and
-    ``min`` for "half an hour" ("quarter of an hour"), -> ``""`` for the words taken along."""
+    """Token index -> a phrase's form ("no extra cost", "half an hour", "5 in the afternoon")."""
     out: dict[int, str] = {}
     for k, (_, _, word) in enumerate(tokens):
-        after = [t[2] for t in tokens[k + 1 : k + 3]]
-        extra = 1 if after[:1] and after[0] in _EXTRA else 0
+        after = [t[2] for t in tokens[k + 1 : k + 4]]
+        extra = 1 if after[:1] and after[0] in ("extra", "additional") else 0
         if word == "no" and len(after) > extra and after[extra] in CHARGE_WORDS:
             out[k] = "free"
             out.update(dict.fromkeys(range(k + 1, k + 2 + extra), ""))
         elif word == "nothing" and k and tokens[k - 1][2] == "for":
             out[k] = "free"
+        elif (
+            word.isdecimal() and int(word) <= 12 and after in [["in", "the", p] for p in DAY_PARTS]
+        ):
+            out[k], out[k + 3] = _hour(int(word), DAY_PARTS[after[2]]), ""  # 5 pm: 17
     for k, (_, _, word) in enumerate(tokens):
         j = k + 1
         while j < min(k + 4, len(tokens)) and tokens[j][2] in ("a", "an", "of"):
@@ -362,16 +342,6 @@ def _minutes(text: str, tokens: _Tokens, k: int, *, joined: bool = False) -> boo
     return digits and hour[1] == start - 1 and text[start - 1] in ":."
 
 
-def _day_parts(tokens: _Tokens) -> dict[int, str]:
-    """Token index -> ``"am"``/``"pm"`` for "7 in the morning", -> ``""`` for the part."""
-    out: dict[int, str] = {}
-    for k in range(len(tokens) - 3):
-        hour, (_, _, a), (_, _, b), (_, _, part) = tokens[k][2], *tokens[k + 1 : k + 4]
-        if hour.isdecimal() and int(hour) <= 12 and (a, b) == ("in", "the") and part in DAY_PARTS:
-            out[k], out[k + 3] = DAY_PARTS[part], ""
-    return out
-
-
 def _hour(hour: int, half: str) -> str:
     """The 24-hour form of ``hour`` ``am``/``pm``: ``5 pm`` is ``17``, ``12 am`` ``0``."""
     if half == "pm":
@@ -399,20 +369,18 @@ def clock_hours(text: str) -> frozenset[str]:
     """The hour forms ``text`` states as clock times ("10:00", "4 pm", "10 in the morning"):
     what only a clock time holds ("10 days" states no 10 o'clock). Memoised per text."""
     found = forms(text)
-    hours = set()
-    for k, (start, _, word, value) in enumerate(found):
-        after = [w for _, _, w, _ in found[k + 1 : k + 4]]
-        if (
-            word.isdecimal()
-            and text[start - 1 : start] not in (":", ".")
-            and (
-                _CLOCK_TIME.match(text, start)
-                or after[:1] in (["am"], ["pm"], ["a"], ["p"])
-                or (after[:2] == ["in", "the"] and after[2:] and after[2] in DAY_PARTS)
-            )
-        ):
-            hours.add(value)
-    return frozenset(hours)
+    ahead = [w for _, _, w, _ in found] + [""] * 3
+    return frozenset(
+        value
+        for k, (start, _, word, value) in enumerate(found)
+        if word.isdecimal()
+        and text[start - 1 : start] not in (":", ".")
+        and (
+            _CLOCK_TIME.match(text, start)
+            or ahead[k + 1] in ("am", "pm", "a", "p")
+            or (ahead[k + 1 : k + 3] == ["in", "the"] and ahead[k + 3] in DAY_PARTS)
+        )
+    )
 
 
 def form_set(texts: Iterable[str]) -> frozenset[str]:
@@ -487,17 +455,16 @@ class ContextWords(frozenset[str]):
 @dataclass(frozen=True)
 class Sentence:
     """One context clause: its forms (its own and its subject's), whether its sentence
-    negates (:attr:`negates`: the clause itself), the forms it states itself (:attr:`own`)."""
+    (:attr:`negates`: the clause) negates, the forms it states itself (:attr:`own`), its text
+    (:attr:`doc`), forms only another writing states (``derived``: "5" of "17:00", never a
+    rival value) or only a span of clock times (``spanned``: "open" of "from 13:00")."""
 
     forms: frozenset[str]
     negated: bool
     own: frozenset[str] = frozenset()
     doc: int = 0
-    """Which text of :meth:`ContextWords.of` it comes from (rival values need two)."""
     derived: frozenset[str] = frozenset()
-    """Forms stated only in another writing ("5" of "17:00"): never a rival value."""
     spanned: frozenset[str] = frozenset()
-    """Forms stated only by a span of clock times ("open" of "from 13:00 to 14:00")."""
     negates: bool = False
 
 
@@ -506,8 +473,7 @@ _CLAUSE = re.compile(
     r"|,\s+(?:and|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)|,?\s+but\s+",
     re.IGNORECASE,
 )
-"""Where a context sentence starts a new clause: ``;``, ``but``, ``and`` before a
-preposition ("and on Saturday from 10:00"), ``, and`` (``while``) before a new subject."""
+"""Where a new clause starts: ``;``, ``but``, ``and`` before a preposition or a subject."""
 
 
 def clauses(text: str) -> list[str]:
@@ -515,26 +481,21 @@ def clauses(text: str) -> list[str]:
     return [part for part in _CLAUSE.split(text) if part.strip()]
 
 
-def _content(text: str, stopwords: Collection[str], *, values: bool = True) -> frozenset[str]:
-    """The forms of ``text``'s words not in ``stopwords`` (numbers and units if ``values``)."""
+def _content(text: str, *, values: bool = True) -> frozenset[str]:
+    """The forms of ``text``'s content words (numbers and units if ``values``)."""
     return frozenset(
-        f for _, _, w, f in forms(text) if f and w not in stopwords and (values or not _is_value(f))
+        f for _, _, w, f in forms(text) if f and w not in STOPWORDS and (values or not _is_value(f))
     )
 
 
 def subject_forms(text: str) -> frozenset[str]:
     """The forms of ``text``'s content words (not stop words, numbers or units): what a
     question asks about (``How much is the City bike?`` -> ``city``, ``bike``)."""
-    return _content(text, STOPWORDS, values=False)
+    return _content(text, values=False)
 
 
 def _is_value(value: str) -> bool:
     return is_number(value) or value in UNITS.values()
-
-
-def _states(clause: Sentence, value: str) -> bool:
-    """Whether ``clause`` states ``value`` and not, itself, its opposite."""
-    return value in clause.forms and OPPOSITES.get(value, "") not in clause.own
 
 
 Overlap = tuple[int, int, int, int]
@@ -545,8 +506,7 @@ _Closest = tuple[list[Overlap], Overlap, list[Sentence]]
 
 
 def _closest(subject: frozenset[str], context: ContextWords) -> _Closest:
-    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have
-    it: a day the answer names picks its clause first, the question's words break ties."""
+    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have it."""
     days, asked = subject & CALENDAR, context.asked
     overlap = [
         (len(days & c.own), len(subject & c.forms), len(subject & c.own), len(asked & c.forms))
@@ -560,32 +520,25 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     """Whether the clauses closest to ``subject`` state ``value``'s opposite, none ``value``."""
     opposite = OPPOSITES[value]
     _, best, closest = _closest(subject - {value, opposite}, context)
-    if best[1] == best[3] == 0:
-        return False
-    return any(_states(c, opposite) for c in closest) and not any(
-        _states(c, value) for c in closest
-    )
+    stated = {  # a value a clause states and not, itself, its opposite
+        v for v in (value, opposite) for c in closest if v in c.forms and OPPOSITES[v] not in c.own
+    }
+    return (best[1] or best[3]) > 0 and stated == {opposite}
 
 
 def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
-    """Whether the context's number ``rival`` is of the kind of ``value`` (its ``unit``): both
-    years or neither, and a unit alike where both have one."""
+    """Whether the context's form ``rival`` is a number of ``value``'s kind (year, ``unit``)."""
+    if not is_number(rival):
+        return False
     units = {q.unit for sentence in context.quantities for q in sentence if q.value == rival}
     return _year(rival) == _year(value) and (not unit or not units or "" in units or unit in units)
 
 
 def _restated(found: Sequence[_Word], k: int, closest: list[Sentence], content: set[str]) -> bool:
-    """Whether a clause about the subject states another number beside the words of the
-    answer's unstated number ``found[k]`` ("31 Quay Street" under "27 Quay Street")."""
-    near = [
-        f
-        for _, _, w, f in (*found[k - 1 : k], *found[k + 1 : k + 2])
-        if f and w not in STOPWORDS and not is_number(f)
-    ]
-    return any(
-        any(n in c.own for n in near) and any(is_number(f) and f not in content for f in c.own)
-        for c in closest
-    )
+    """Whether a close clause states another number beside ``found[k]``'s words ("31 Quay St")."""
+    beside = (*found[k - 1 : k], *found[k + 1 : k + 2])
+    near = {f for _, _, w, f in beside if f and w not in STOPWORDS and not is_number(f)}
+    return any(c.own & near and any(map(is_number, c.own - content)) for c in closest)
 
 
 _TIME = (
@@ -601,8 +554,7 @@ _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:]|\.\d)")
 
 
 def _also(text: str) -> frozenset[str]:
-    """What ``text`` (a context; an answer's "20-year-old" is not 240 months) also states:
-    "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week`` (:data:`DURATIONS`)."""
+    """What a context text also states: "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week``."""
     out = {FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS}
     out.update(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(text))
     for value, unit in pairwise(f for _, _, _, f in forms(text) if f):
@@ -677,24 +629,24 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     return out
 
 
-def misread_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
+def misread_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text`` stating what the context does not, each word in it: another
     subject's number, an opposite of the closest clause, a ``Yes`` it contradicts, a negation
     no close clause makes. Memoised on the :class:`ContextWords` (none without one)."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
-    key = (text, frozenset(stopwords))
+    key = (text, "misread")
     if key not in context._memo:
-        context._memo[key] = _find_misread(text, context, stopwords)
+        context._memo[key] = _find_misread(text, context)
     return list(context._memo[key])
 
 
-def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) -> Spans:
+def _find_misread(text: str, context: ContextWords) -> Spans:
     spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         part = text[s_start:s_end]
         found = forms(part)
-        content = {f for _, _, w, f in found if f and w not in stopwords}
+        content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
         words = [w for _, _, w, _ in found]
         lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
@@ -714,7 +666,7 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
         flips = {j: k for k in opposed for j in negators if k - 3 <= j < k}
         for k in opposed:
             start, end, _, value = found[k]
-            clause = _content(part[slice(*_clause_span(part, start))], stopwords)
+            clause = _content(part[slice(*_clause_span(part, start))])
             if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
                 spans.append((s_start + start, s_start + end))
         # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
@@ -734,7 +686,7 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
             if not is_number(value) or value in worked:
                 continue
             span = _listed_span(part, start, *_clause_span(part, start))
-            overlap, best, closest = _closest_in(part, span, sentence, context, stopwords)
+            overlap, best, closest = _closest_in(part, span, sentence, context)
             if value not in context.forms:  # a number the context never states
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
@@ -744,36 +696,30 @@ def _find_misread(text: str, context: ContextWords, stopwords: Collection[str]) 
             )
             unit = units.get(s_start + start, "")
             rival = any(  # a number of the same kind ("16" no rival of "2026", "45 €" of "50%")
-                any(
-                    is_number(f)
-                    and f not in content | s.derived
-                    and _alike(f, value, unit, context)
-                    for f in s.forms
-                )
-                and value not in s.forms
+                value not in s.forms
+                and any(_alike(f, value, unit, context) for f in s.forms - content - s.derived)
                 for s in closest
             )
             if held < best and rival and not _disputed(value, held, best, overlap, context):
                 spans.append((s_start + start, s_start + end))
-        closest = sentence[2]
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
             and words[:1] == ["yes"]
             and not negators
-            and len(subject & frozenset.intersection(*(c.forms for c in closest))) >= 2
-            and all(c.negates for c in closest)
+            and len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
+            and all(c.negates for c in sentence[2])
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
         for k in (k for k in negators if k not in flips):  # flips were checked above
-            near = _closest_in(part, _clause_span(part, found[k][0]), sentence, context, stopwords)
+            near = _closest_in(part, _clause_span(part, found[k][0]), sentence, context)
             if not any(c.negated for c in near[2]):
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
 
 
-def rival_spans(text: str, context: Collection[str], stopwords: Collection[str]) -> Spans:
+def rival_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
     price page), so the answer is not supported whichever value it took."""
@@ -782,15 +728,14 @@ def rival_spans(text: str, context: Collection[str], stopwords: Collection[str])
     spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         found = forms(text[s_start:s_end])
-        content = {f for _, _, w, f in found if f and w not in stopwords}
+        content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
         overlap, best, _ = _closest(subject, context)
         if best[1] == 0:
             continue
-        said = {  # a clause that says the subject's words is closer than a span of times
-            id(c): len(subject & (c.own - c.spanned)) for c in _near(best, overlap, context)
-        }
-        near = [c for c in _near(best, overlap, context) if said[id(c)] == max(said.values())]
+        near = _near(best, overlap, context)
+        said = [len(subject & (c.own - c.spanned)) for c in near]  # closer than a span of times
+        near = [c for c, n in zip(near, said) if n == max(said)]
         for start, end, _, value in found:
             holders = {c.doc for c in near if value in c.forms}
             if not is_number(value) or not holders:
@@ -800,7 +745,7 @@ def rival_spans(text: str, context: Collection[str], stopwords: Collection[str])
                 c.doc not in holders
                 and _asked_by(context, c.doc) >= asked  # a page of the question's subject
                 and value not in c.forms
-                and any(is_number(f) and f not in content for f in c.own)
+                and any(map(is_number, c.own - content))
                 for c in near
             ):
                 spans.append(_written(text, s_start + start, s_start + end))
@@ -828,8 +773,7 @@ def _near(best: Overlap, overlap: Sequence[Overlap], context: ContextWords) -> l
 def _disputed(
     value: str, held: Overlap, best: Overlap, overlap: Sequence[Overlap], context: ContextWords
 ) -> bool:
-    """Whether ``value``, held only below ``best``, is held as closely in another text that
-    matches the question as well: two sources disagree, no other subject's value taken."""
+    """Whether ``value``, held below ``best``, is held as closely in another matching text."""
     if held[:3] != best[:3]:
         return False
     near = _near(best, overlap, context)
@@ -864,17 +808,12 @@ def _clause_span(part: str, at: int) -> tuple[int, int]:
 
 
 def _closest_in(
-    part: str,
-    span: tuple[int, int],
-    sentence: _Closest,
-    context: ContextWords,
-    stop: Collection[str],
+    part: str, span: tuple[int, int], sentence: _Closest, context: ContextWords
 ) -> _Closest:
-    """:func:`_closest` by the words of ``part[span]`` (one clause of an answer sentence)
-    when the context holds some of them, else ``sentence`` (the whole sentence's)."""
+    """:func:`_closest` by the words of ``part[span]`` if the context has any, else ``sentence``."""
     if span == (0, len(part)):
         return sentence
-    found = _closest(_content(part[slice(*span)], stop, values=False), context)
+    found = _closest(_content(part[slice(*span)], values=False), context)
     return found if found[1][1] else sentence
 
 
@@ -882,8 +821,7 @@ _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 
 
 def _listed_span(part: str, at: int, start: int, end: int) -> tuple[int, int]:
-    """The part of ``part[start:end]`` holding character ``at`` between two "and"s with a
-    number on both sides: "a swim for 6.50 euros and a child ticket for 3.20 euros"."""
+    """The part of ``part[start:end]`` around ``at`` between "and"s with numbers on both sides."""
     for cut in _AND.finditer(part, start, end):
         before, after = part[start : cut.start()], part[cut.end() : end]
         if not (any(c.isdigit() for c in before) and any(c.isdigit() for c in after)):
@@ -944,8 +882,7 @@ def _per(text: str, rest: Sequence[_Word]) -> str:
 
 
 def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
-    """Whether ``result`` is ``stated`` (a rate) times ``other``, their sum or difference, or
-    ``stated`` less or at ``other`` percent ("50% off 45 euros" is 22.50 euros)."""
+    """Whether ``result`` is ``stated`` times ``other``, their sum, difference or a percent off."""
     if not result.unit:
         return False
     r, a, b = (Decimal(q.value) for q in (result, stated, other))
@@ -963,17 +900,16 @@ def _same_unit(one: str, other: str) -> bool:
     return one == other or ("cent" in (one, other) and {one, other} - {"cent"} <= _MONEY)
 
 
-def _compared(found: Sequence[_Word], k: int, context: ContextWords) -> bool:
-    """Whether the number ``found[k]`` is truly compared (a :data:`LESS_WORDS` or
-    :data:`MORE_WORDS` word up to three words on) with a context number five words on."""
-    valued = [item for item in found[k + 1 :] if item[3]]
+def _compared(found: Sequence[_Word], context: ContextWords) -> bool:
+    """Whether the number ``found[0]`` is compared (a LESS/MORE word) with a context number."""
+    valued = [item for item in found[1:] if item[3]]
     for j, (_, _, word, _) in enumerate(valued[:3]):
         if word not in LESS_WORDS | MORE_WORDS:
             continue
         number = next((f for _, _, _, f in valued[j + 1 : j + 6] if is_number(f)), None)
         if number is None or number not in context.forms:
             return False
-        mine, theirs = Decimal(found[k][3]), Decimal(number)
+        mine, theirs = Decimal(found[0][3]), Decimal(number)
         return mine < theirs if word in LESS_WORDS else mine > theirs
     return False
 
@@ -1019,8 +955,9 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         held.add(start)
                         units.setdefault(result.value, set()).add(result.unit)
                     held.update(s for s in used if own[s].value in asked)
-            k = next(n for n, item in enumerate(found) if item[0] == start - a)
-            if result.value in asked and _compared(found, k, context):
+            if result.value in asked and _compared(
+                [w for w in found if w[0] >= start - a], context
+            ):
                 held.add(start)
     values = {v for v, starts in lacked.items() if all(s in held for s in starts)}
     return frozenset(values).union(*(units.get(v, set()) for v in values))
@@ -1031,13 +968,6 @@ NEXT_DAY = re.compile(r"\b(?:next|following)\s+(working\s+|business\s+)?day\b", 
 
 def next_days(texts: Iterable[str], question: str) -> frozenset[str]:
     """The weekday after each one ``question`` names when a text says "the next (working) day"."""
-    days = [WEEKDAYS.index(f) for _, _, _, f in forms(question) if f in WEEKDAYS]
-    out: set[str] = set()
-    for text in texts:
-        for match in NEXT_DAY.finditer(text):
-            for day in days:
-                after = (day + 1) % 7
-                while match.group(1) and after >= 5:
-                    after = (after + 1) % 7
-                out.add(WEEKDAYS[after])
-    return frozenset(out)
+    days = [(WEEKDAYS.index(f) + 1) % 7 for _, _, _, f in forms(question) if f in WEEKDAYS]
+    said = [bool(match.group(1)) for text in texts for match in NEXT_DAY.finditer(text)]
+    return frozenset(WEEKDAYS[0 if working and d >= 5 else d] for working in said for d in days)
