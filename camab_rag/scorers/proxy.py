@@ -178,8 +178,7 @@ def cannot_score_reason(error: BaseException) -> str:
 
 
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
-    """``build_own()``, falling back to ``proxy`` when it cannot score (from the start when
-    the build raises an InputError)."""
+    """``build_own()``, else ``proxy`` where it cannot score or raises an InputError."""
     if proxy is None:
         return build_own()
     try:
