@@ -30,7 +30,7 @@ FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
 _SCALARS = (  # noqa: SIM905
     "status error method method_config reward seed question response budget n_queries "
-    "n_evaluations prompt_tokens wall_time_s stopped_early queries_saved n_redrawn exact "
+    "n_evaluations prompt_tokens wall_time_s n_redrawn exact "
     "scored_by n_documents prompt_mode prompt_note anchor_rewards uninformative token_support "
     "run_id groundedness"
 ).split()
@@ -121,7 +121,6 @@ class AttributionResult:
     rewards: FloatArray = field(default_factory=lambda: np.zeros(0))
     statements: list[StatementAttribution] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
-    stopped_early: bool = False
     question: str = ""
     response: str = ""
     reward: str = "mean_logprob"
@@ -157,10 +156,6 @@ class AttributionResult:
     @property
     def n_segments(self) -> int:
         return int(self.scores.shape[0])
-
-    @property
-    def queries_saved(self) -> int:
-        return max(self.budget - self.n_evaluations, 0) if self.stopped_early else 0
 
     @property
     def document_scores(self) -> FloatArray:

@@ -199,7 +199,6 @@ def finish_run(run: Run, n: int, n_queries: int, tokens: int, **fields: Any) -> 
         prompt_tokens=tokens,
         masks=masks,
         rewards=rewards,
-        stopped_early=run.sampler.stopped_early,
         n_redrawn=run.sampler.n_redrawn,
         exact=run.exact,
         seed=run.seed,
@@ -215,8 +214,6 @@ def budget_left(run: Run, n_segments: int, evaluations: int) -> dict[str, Any]:
         return {}
     if run.exact:
         why = f"every subset of the {n_segments} units was scored (2**{n_segments} calls)"
-    elif run.sampler.stopped_early:
-        why = "the design stopped early: its draws kept repeating subsets already scored"
     elif isinstance(run.method, Hierarchical):
         why = "the hierarchical plan (documents, then the top documents' units) had no more"
     else:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import camab_rag.scorers.proxy as proxy_module
 from camab_rag import aattribute, attribute, cite
 from camab_rag.errors import CannotScoreError, InputError, ScorerError
 from camab_rag.result import AttributionResult
@@ -169,11 +170,14 @@ class UnableAtFirst(KeywordScorer):
 
 
 @pytest.mark.parametrize(("after", "own_again"), [(0.0, True), (600.0, False)])
-def test_the_own_model_is_probed_again_after_the_interval(after: float, own_again: bool) -> None:
+def test_the_own_model_is_probed_again_after_the_interval(
+    after: float, own_again: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 37: on main a switch to the proxy was for good. The integrations' scorer cache
-    re-probes the own model as an attribution starts, once the interval has passed."""
+    re-probes the own model as an attribution starts, once the interval (600 s) has passed."""
+    monkeypatch.setattr(proxy_module, "_RECHECK_AFTER_S", after)
     cache = ScorerCache()
-    built = ProxyFallbackScorer(UnableAtFirst(), NamedKeywordScorer(), recheck_after_s=after)
+    built = ProxyFallbackScorer(UnableAtFirst(), NamedKeywordScorer())
     first = attribute(
         QUESTION, DOCUMENTS, ANSWER, cache.get(build=lambda: built, key="k"), budget=4
     )
@@ -182,4 +186,3 @@ def test_the_own_model_is_probed_again_after_the_interval(after: float, own_agai
         QUESTION, DOCUMENTS, ANSWER, cache.get(build=lambda: built, key="k"), budget=4
     )
     assert second.scored_by is not None and second.scored_by.proxy is not own_again
-    assert ProxyFallbackScorer(UnableAtFirst(), KeywordScorer()).recheck_after_s == 600.0

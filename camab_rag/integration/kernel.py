@@ -210,7 +210,6 @@ class Runs(Generic[T]):
         self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
         self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
-        self.key = self.results.key
         self.worker, self._lock = Worker(), threading.Lock()
 
     def record(self, key: object, value: T) -> T:
@@ -345,7 +344,7 @@ class Runs(Generic[T]):
 
         job = self.worker.start(steps, in_loop, on_cancel)
         with self._lock:
-            key = self.key(key)
+            key = self.results.key(key)
             earlier = self.pending.pop(key, None)
             if earlier is not None and not earlier.done():
                 self.pending[(key, id(earlier))] = earlier
@@ -364,7 +363,7 @@ class Runs(Generic[T]):
                 if self.last_result is not None:
                     return _finished(self.last_result)
                 raise InputError("nothing was attributed yet: there is no result to wait for")
-            job = self.pending.get(self.key(key))
+            job = self.pending.get(self.results.key(key))
             if job is not None:
                 return job
             if key in self.results:

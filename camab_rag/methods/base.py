@@ -18,7 +18,6 @@ FloatArray = NDArray[np.float64]
 class Sampler(ABC):
     """Proposes batches of inclusion masks (each a model call); may learn from the rewards."""
 
-    stopped_early: bool = False
     n_redrawn: int = 0  # draws that repeated a subset already paid for and were redrawn
 
     @abstractmethod

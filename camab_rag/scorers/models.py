@@ -168,8 +168,7 @@ def ensure_gguf_converted(gguf_path: Path) -> Path:
 
 
 def _converted(target: Path, sha256: str, label: str, gguf: Callable[[Path], Path]) -> Path:
-    """``target``, unless complete converted from ``gguf(scratch)`` under an inter-process
-    lock, then renamed into place (never half-written)."""
+    """``target``, converted from ``gguf(scratch)`` under a file lock, renamed into place."""
     if is_converted(target, sha256):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -294,8 +294,7 @@ class OpenAICompletionsScorer:
         return first + self._map(lambda r: drive(self._score_steps(r, None)), requests[1:])
 
     def _map(self, one: Callable[[Any], T], items: list[Any]) -> list[T]:
-        """``one`` over ``items`` on ``max_concurrency`` threads, each in a copy of the
-        caller's context (under its deadline)."""
+        """``one`` over ``items`` on threads, each in a copy of the caller's context."""
         contexts = [contextvars.copy_context() for _ in items]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             return list(pool.map(lambda c, x: c.run(one, x), contexts, items))

@@ -345,8 +345,7 @@ class PrefixBatcher:
         prefixes: Sequence[int],
         shared: bool,
     ) -> list[np.ndarray]:
-        """One pass over ``seqs`` from their stored prefixes (broadcast when ``shared``, else
-        right-aligned in a masked cache): each row's response log-probs."""
+        """One pass over ``seqs`` from their stored prefixes: each row's response log-probs."""
         import torch
 
         if shared:

@@ -22,11 +22,12 @@ from camab_rag.scorers.base import (
     parallel_requests,
     scorer_model_name,
 )
-from camab_rag.steps import ScoreCall, Steps, adrive, drive
+from camab_rag.steps import ScoreCall, Steps, asynced, synced
 
 _BASE_URL_ATTRS = ("openai_api_base", "api_base", "base_url")
 _MODEL_ATTRS = ("model_name", "model", "model_id")
 _KEY_ATTRS = ("openai_api_key", "api_key")
+_RECHECK_AFTER_S = 600.0  # when a switched scorer gives its own model another try
 
 
 class ChatAPICannotScoreError(InputError, CannotScoreError):
@@ -116,19 +117,11 @@ def _checked_scorer(scorer: Any, name: str = "scorer", *, required: bool = False
 class ProxyFallbackScorer:
     """``own`` (``None``: none could be built, for ``reason``), switched to ``proxy`` when it
     raises :class:`~camab_rag.errors.CannotScoreError` (not for a dead server or a timeout);
-    :meth:`recheck` gives ``own`` another try ``recheck_after_s`` seconds later."""
+    :meth:`recheck` gives ``own`` another try ten minutes later."""
 
-    def __init__(
-        self,
-        own: Any,
-        proxy: Any,
-        *,
-        reason: str | None = None,
-        recheck_after_s: float | None = 600.0,
-    ) -> None:
+    def __init__(self, own: Any, proxy: Any, *, reason: str | None = None) -> None:
         self.own = _checked_scorer(own, "the answering model's scorer")
         self.proxy = _checked_scorer(proxy, "proxy", required=True)
-        self.recheck_after_s = recheck_after_s
         self._reason = None if own is not None else (reason or "the answering model cannot score")
         self._switched_at: float | None = None
         self._lock = threading.Lock()
@@ -151,11 +144,8 @@ class ProxyFallbackScorer:
     def recheck(self) -> bool:
         """Give the own model another try when due; whether it did."""
         with self._lock:
-            due = (
-                self._switched_at is not None
-                and self.recheck_after_s is not None
-                and time.monotonic() - self._switched_at >= self.recheck_after_s
-            )
+            since = self._switched_at
+            due = since is not None and time.monotonic() - since >= _RECHECK_AFTER_S
             if due:
                 self._reason = self._switched_at = None
             return due
@@ -171,11 +161,8 @@ class ProxyFallbackScorer:
                         self._switched_at = time.monotonic()
         return list((yield ScoreCall(self.proxy, requests)))
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        return drive(self._score_steps(requests))
-
-    async def ascore(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        return await adrive(self._score_steps(requests))
+    score = synced(_score_steps, "score", "The own model's log-probs, else the proxy's.")
+    ascore = asynced(_score_steps, "ascore", "Async :meth:`score`.")
 
     def generate(self, prompts: Sequence[Any], *, max_new_tokens: int = 128) -> list[str]:
         target = self.proxy if self.using_proxy else self.own
@@ -191,8 +178,7 @@ def cannot_score_reason(error: BaseException) -> str:
 
 
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
-    """``build_own()``, falling back to ``proxy`` when it cannot score (from the start when
-    the build raises an InputError)."""
+    """``build_own()``, else ``proxy`` where it cannot score or raises an InputError."""
     if proxy is None:
         return build_own()
     try:
