@@ -45,13 +45,11 @@ trap 'exit 130' INT TERM
 if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     && [ -z "${CAMAB_TEST_VLLM_PORT:-}" ]; then
     port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    # the README's one command; it prints the base_url once healthy (a test checks it). vLLM's
-    # engine runs in the API server's process: one interpreter fewer to boot (108 instead of
-    # 137 CPU-s to healthy, measured), and the tests' requests are few and small
+    # the README's one command; it prints the base_url once healthy (a test checks it)
     mkdir -p .pytest_cache
     export CAMAB_TEST_VLLM_SERVE_OUT="$PWD/.pytest_cache/vllm-serve.out"
-    VLLM_ENABLE_V1_MULTIPROCESSING=0 .venv/bin/camab serve --venv .venv-vllm --port "$port" \
-        --no-install --log .pytest_cache/vllm.log > "$CAMAB_TEST_VLLM_SERVE_OUT" 2> .pytest_cache/vllm-serve.err &
+    .venv/bin/camab serve --venv .venv-vllm --port "$port" --no-install --log .pytest_cache/vllm.log \
+        > "$CAMAB_TEST_VLLM_SERVE_OUT" 2> .pytest_cache/vllm-serve.err &
     server_pid=$!
     export CAMAB_TEST_VLLM_PORT="$port"
     echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
