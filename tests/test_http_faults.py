@@ -452,19 +452,22 @@ def test_a_chat_prompt_at_a_base_url_without_v1_says_check_the_v1(server: Faulty
 
 
 @pytest.mark.parametrize("prompt", [PROMPT, [{"role": "user", "content": "Capital?"}]])
+@pytest.mark.parametrize("post_status", [404, 405])
 def test_a_url_answering_404_everywhere_is_named_as_no_server(
-    server: FaultyServer, prompt: Any
+    server: FaultyServer, prompt: Any, post_status: int
 ) -> None:
     """Review 48 (6): a URL answering 404 to everything got the chat-template advice
-    ("pass proxy=..."); it is the wrong URL: a typed error names it and base_url."""
+    ("pass proxy=..."); it is the wrong URL: a typed error names it and base_url. Review
+    14: a POST answered 405 is not reported as a 404."""
     from camab_rag.errors import ServerNotFoundError
 
     server.get_status = 404
-    server.default = ("status", 404, {}, {"detail": "Not Found"})
+    server.default = ("status", post_status, {}, {"detail": "Not Found"})
     with pytest.raises(ServerNotFoundError) as raised:
         make_scorer(server).score([ScoreRequest(prompt, RESPONSE)])
     message = str(raised.value)
     assert message.startswith(f"no OpenAI-compatible server at {server.base_url}: ")
+    assert "its /models answers HTTP 404 and its /tokenize fails too" in message
     assert "check base_url, which ends with /v1" in message and "proxy" not in message
     assert SECRET not in message and server.completions == []
 

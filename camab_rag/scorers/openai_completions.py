@@ -223,8 +223,8 @@ class OpenAICompletionsScorer:
             except ScorerError:
                 if drive(self._served_models(None, clock or RequestClock()))[0] == 404:
                     raise ServerNotFoundError(  # a 404 everywhere: not a missing feature
-                        f"no OpenAI-compatible server at {self.base_url}: its /models and "
-                        f"/tokenize answer HTTP 404 (a wrong URL?): {_CHECK_V1}"
+                        f"no OpenAI-compatible server at {self.base_url}: its /models answers "
+                        f"HTTP 404 and its /tokenize fails too (a wrong URL?): {_CHECK_V1}"
                     ) from None
                 self._has_tokenize = False  # no usable endpoint (404, other API): text mode
             self._probe_failure = None
