@@ -69,7 +69,7 @@ if [ "${1:-}" = "--lint" ]; then
     shift
 fi
 
-# The steps, longest first (seconds on 2 cores, serial, 2026-11: lint 138, tests/ 288,
+# The steps, longest first (seconds on 2 cores, serial, 2026-11: lint 50, tests/ 288,
 # langchain 263, camab-cli 150, post-processor 95, llms 25, embeddings 17): a worker that
 # ends a step takes the next one. A suite not named here runs last.
 steps=()

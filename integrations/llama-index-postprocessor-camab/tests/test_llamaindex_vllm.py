@@ -31,13 +31,10 @@ pytestmark = [pytest.mark.model, pytest.mark.server]
 
 @pytest.fixture(scope="module")
 def vllm_base_url() -> Iterator[str]:
-    running = os.environ.get("CAMAB_TEST_VLLM_PORT")
-    if running:
-        yield f"http://127.0.0.1:{running}/v1"
-        return
     helper = repo_tests_module("vllm_server.py")
-    helper.require_vllm()
-    with helper.VLLMServer(helper.smollm2_dir(), "smollm2") as server:
+    if not os.environ.get("CAMAB_TEST_VLLM_PORT"):  # else run_tests.sh's shared server
+        helper.require_vllm()
+    with helper.VLLMServer(helper.smollm2_dir(), "smollm2") as server:  # waits for /health
         yield server.base_url
 
 
