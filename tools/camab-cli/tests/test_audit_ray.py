@@ -35,7 +35,14 @@ ROWS.insert(2, {"id": "bad", "question": "Q?", "documents": 5, "response": "x"})
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    for attempt in (1, 2):  # Ray waits 30 s (fixed) for its raylet: a busy machine can miss it
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+            break
+        except Exception as error:
+            ray.shutdown()
+            if attempt == 2 or "timed out during startup" not in str(error):
+                raise
     yield
     ray.shutdown()
 
