@@ -83,19 +83,17 @@ class Pending(Generic[T]):
         """The result, waiting at most ``timeout`` seconds (``None``: until done); raises its
         error, :class:`AttributionPendingError` if not done, or the cancellation error."""
         job = self._job
-        if isinstance(job, asyncio.Task):
-            if not job.done():
-                raise AttributionPendingError(
-                    "the attribution is still running in an event loop: await h.aresult()"
-                )
-            if job.cancelled():
-                raise self._cancelled()
-            return job.result()
+        if isinstance(job, asyncio.Task) and not job.done():
+            raise AttributionPendingError(
+                "the attribution is still running in an event loop: await h.aresult()"
+            )
         try:
-            return job.result(timeout)
-        except concurrent.futures.CancelledError:
+            return job.result() if isinstance(job, asyncio.Task) else job.result(timeout)
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
             raise self._cancelled() from None
-        except concurrent.futures.TimeoutError:
+        except TimeoutError:
+            if job.done():  # the attribution's own error
+                raise
             raise AttributionPendingError(
                 f"the attribution is still running after {timeout} s: call h.result() "
                 "again (timeout=None waits until it is done) or await h.aresult()"

@@ -61,14 +61,11 @@ class Clock:
 _END: ContextVar[Clock | None] = ContextVar("camab_rag_deadline", default=None)
 
 
-def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InputError(f"{name} must be a number of seconds or None, got {seconds!r}")
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise InputError(f"{name} must be a positive number of seconds, got {seconds!r}")
-    return float(seconds)
+def check_deadline(seconds: object) -> None:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, type(None))):
+        raise InputError(f"deadline_s must be a number of seconds or None, got {seconds!r}")
+    if seconds is not None and (not math.isfinite(seconds) or seconds <= 0):
+        raise InputError(f"deadline_s must be a positive number of seconds, got {seconds!r}")
 
 
 def current() -> Clock | None:

@@ -206,10 +206,6 @@ class AttributionResult:
             raise ValueError(f"method {self.method!r} has no single posterior ({kind})")
         return method.posterior_from(self.masks, self.rewards)
 
-    def posterior_correlation(self) -> FloatArray:
-        """Posterior correlation of the segment weights."""
-        return self.posterior().correlation()[1:, 1:]
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
         out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}

@@ -78,11 +78,9 @@ class AttributionSettings:
         field is an option of the method (``with_changes(budget=8, batch_size=4)``)."""
         if not changes:
             return self
-        if "groundedness" in changes:
-            raise InputError(_NOT_A_SETTING)
-        names = {f.name for f in fields(self) if f.init}
-        options = {k: v for k, v in changes.items() if k not in names}
-        given = {k: v for k, v in changes.items() if k in names}
+        names = {f.name for f in fields(self) if f.init}  # groundedness: refused by __new__
+        options = {k: v for k, v in changes.items() if k not in names and k != "groundedness"}
+        given = {k: v for k, v in changes.items() if k not in options}
         if options:
             method = given.get("method", self.method)
             if isinstance(method, str) and method in METHODS:
