@@ -1,6 +1,5 @@
-"""The one door, :class:`Attributor`: one scorer and one settings object, one generator of
-model calls run blocking, awaited or in the background; :func:`attribute` and
-:func:`assess_answer` (and their async twins) are thin calls of it."""
+"""The one door, :class:`Attributor`: one scorer, one settings object, run blocking, awaited
+or in the background; :func:`attribute` and :func:`assess_answer` are thin calls of it."""
 
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
 
 
 class Pending(Generic[T]):
-    """An attribution running in the background (a worker thread or a task of the running
-    loop); :meth:`result` / :meth:`aresult` wait for it."""
+    """An attribution running in the background: :meth:`result` / :meth:`aresult` wait for it."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
         self._job, self._stop = job, stop  # stop: set by h.cancel() alone
@@ -121,8 +119,7 @@ class Worker:
     def start(
         self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
     ) -> Pending[T]:
-        """Run ``steps`` as a task of the running loop (``on_cancel()`` if it ends first) if
-        ``in_loop``, else in this worker's thread."""
+        """Run ``steps`` as a task of the running loop if ``in_loop``, else in the thread."""
         stop = threading.Event()
 
         def not_stopped() -> None:

@@ -1,5 +1,4 @@
-"""An attribution's deadline: :func:`bounded` checks the clock before each model call (an
-awaited call is cancelled), scorers cut their work to :func:`remaining`."""
+"""An attribution's deadline, checked before each model call (:func:`bounded`)."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ T = TypeVar("T")
 
 class Clock:
     """A deadline's clock: ``seconds`` from its start, stopped while paused (a batch audit's
-    record waiting for another's turn is not working). Pauses nest; :meth:`pause` and
-    :meth:`resume` run on the event loop, :meth:`left` anywhere."""
+    record waiting for its turn); pauses nest and run on the event loop."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -102,8 +100,7 @@ IN_A_CHAIN = "(in a chain the answer is still served, without its attribution)"
 
 @contextmanager
 def started(seconds: float | None) -> Iterator[Clock | None]:
-    """A deadline of ``seconds`` for the ``with`` block (``None``: none): :func:`bounded`
-    steps inside it run on its clock when it ends first, :func:`within` waits under it."""
+    """A deadline of ``seconds`` (``None``: none) for :func:`bounded` steps in the block."""
     if seconds is None:
         yield None
         return

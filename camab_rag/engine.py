@@ -1,5 +1,4 @@
-"""The engine: one attribution of an answer to documents and its verdict as a generator
-of model calls (:func:`attribution_steps`), and of a reward function (:func:`attribute_fn`)."""
+"""The engine: an answer's attribution and verdict as model calls, and a reward function's."""
 
 from __future__ import annotations
 

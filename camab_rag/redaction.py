@@ -1,5 +1,4 @@
-"""Credentials kept out of everything camab-rag says: a scorer keeps its secrets in a
-:class:`Secrets` and passes every text that may reach a user through :meth:`Secrets.clean`."""
+"""Credentials kept out of everything camab-rag says (:class:`Secrets`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""One attribution run: its method and sampler, the subsets it scored, its progress and the
-result read from them."""
+"""One attribution run: its method and sampler, the subsets it scored, its progress, its result."""
 
 from __future__ import annotations
 
@@ -54,8 +53,7 @@ class Run:
     def follow(
         self, oracle: ScorerOracle | FunctionOracle, progress: ProgressFn | None, anchors: bool
     ) -> None:
-        """Report ``progress(calls, total)`` after each of ``oracle``'s calls (``total``: the
-        fixed design's subsets, else the budget, plus the ``anchors``); the last is ``(n, n)``."""
+        """``progress(calls, total)`` after each of ``oracle``'s calls; the last is ``(n, n)``."""
         self.progress = progress
         if progress is None:
             return

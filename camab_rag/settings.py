@@ -1,5 +1,4 @@
-"""The one settings object, plain frozen data validated once; the everyday knobs
-(:data:`KNOBS`) are also keywords of every door, merged by :func:`resolve_settings`."""
+"""The one settings object, plain frozen data; its knobs are keywords of every door too."""
 
 from __future__ import annotations
 
@@ -111,8 +110,7 @@ KNOBS = (*FIELD_KNOBS, "groundedness")  # keywords (CLI flags) of every door
 def groundedness_filter(
     groundedness: object, settings: AttributionSettings, *, blocking_refused: str | None = None
 ) -> GroundednessFilter | None:
-    """The filter ``groundedness=`` stands for (``True``: a default one; ``False``/``None``:
-    none); ``blocking_refused``: why the caller cannot block."""
+    """The filter ``groundedness=`` stands for; ``blocking_refused``: why it cannot block."""
     gate = GroundednessFilter() if groundedness is True else groundedness
     gate = None if gate is False else gate
     check_groundedness_filter(gate, blocking_refused=blocking_refused)

@@ -1,6 +1,5 @@
-"""One loop for sync and async: code that asks a model is a generator (:data:`Steps`)
-that yields each :class:`Call` and receives its result (or its exception); :func:`drive`
-runs it with blocking calls, :func:`adrive` awaits them."""
+"""One loop for sync and async: code that asks a model is a generator (:data:`Steps`) of
+:class:`Call` s; :func:`drive` runs them blocking, :func:`adrive` awaits them."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import KW_ONLY, InitVar, dataclass, field, fields, replace
 from difflib import get_close_matches
 from typing import Any, Generic, TypedDict, TypeVar
 from uuid import UUID
@@ -78,8 +78,7 @@ def local_answer(
 
 @dataclass
 class ProgressRelay:
-    """One attribution's progress: ``hook(calls, total)``, then ``emit({"run_id", "calls",
-    "total"})``; an awaitable it returns runs as a task, awaited by :meth:`drain`."""
+    """One attribution's progress to ``hook`` and ``emit`` (awaited by :meth:`drain`)."""
 
     hook: ProgressFn | None
     emit: Callable[[dict[str, Any]], object] | None
@@ -150,8 +149,7 @@ class ChainCall:
 
 
 def prompt_holds(prompts: Sequence[Prompt], documents: Sequence[Any]) -> bool:
-    """Whether some of ``prompts`` holds every one of ``documents`` verbatim (they reached
-    the model); ``False`` for none, or for documents the input gate refuses."""
+    """Whether some of ``prompts`` holds every one of ``documents`` verbatim."""
     try:
         sources = to_documents(list(documents)) if documents else []
         return bool(sources) and plan_prompt(prompts, sources, "chunk").mode == "captured"
@@ -187,27 +185,25 @@ def _finished(value: T) -> Pending[T]:
     return Pending(future, threading.Event())
 
 
+@dataclass(eq=False)
 class Runs(Generic[T]):
     """The attributions of one integration object by run or query id: :meth:`steps` attributes
     a :class:`ChainCall`, :meth:`go` / :meth:`ago` now or in the background, :meth:`job`."""
 
+    settings: AttributionSettings = CHAIN_SETTINGS
+    gate: GroundednessFilter | None = None
+    _: KW_ONLY
+    strict: bool = False
+    keep: int = 1000
+    uuid_keys: InitVar[bool] = False
+    explain: Callable[[Exception], Exception] | None = None
     background: bool = False
     progress: ProgressFn | None = None
     citations: bool = False
+    scorers: ScorerCache = field(default_factory=ScorerCache)
 
-    def __init__(
-        self,
-        settings: AttributionSettings = CHAIN_SETTINGS,
-        gate: GroundednessFilter | None = None,
-        *,
-        strict: bool = False,
-        keep: int = 1000,
-        uuid_keys: bool = False,
-        explain: Callable[[Exception], Exception] | None = None,
-    ) -> None:
-        self.settings, self.strict, self.keep, self.explain = settings, strict, keep, explain
-        self.gate, self.scorers = gate, ScorerCache()
-        self.results: ResultStore[T] = ResultStore(keep, uuid_keys=uuid_keys)
+    def __post_init__(self, uuid_keys: bool) -> None:
+        self.results: ResultStore[T] = ResultStore(self.keep, uuid_keys=uuid_keys)
         self.last_result: T | None = None
         self.pending: OrderedDict[Hashable, Pending[T]] = OrderedDict()
         self.worker, self._lock = Worker(), threading.Lock()
@@ -261,18 +257,17 @@ class Runs(Generic[T]):
         gate = groundedness_filter(
             options.get("groundedness"), settings, blocking_refused=blocking_refused
         )
-        runs: Runs[Any] = cls(
+        return cls(
             settings,
             gate,
             strict=bool(options.get("strict", False)),
             uuid_keys=uuid_keys,
             explain=explain if scorer is None and llm is None else None,
+            background=bool(options.get("background", False)),
+            progress=progress,
+            citations=bool(options.get("citations", False)),
+            scorers=ScorerCache(scorer, llm, proxy, dict(options.get("scorer_options") or {})),
         )
-        runs.scorers = ScorerCache(scorer, llm, proxy, dict(options.get("scorer_options") or {}))
-        runs.background = bool(options.get("background", False))
-        runs.progress = progress
-        runs.citations = bool(options.get("citations", False))
-        return runs
 
     def steps(
         self, key: object, call: ChainCall, finish: Callable[[AttributionResult], T]
@@ -332,8 +327,7 @@ class Runs(Generic[T]):
         *,
         in_loop: bool = False,
     ) -> Pending[T]:
-        """Run ``steps`` in the background under ``key``; ``placeholders`` read "cancelled"
-        if its event loop ends first."""
+        """Run ``steps`` in the background under ``key``, ``placeholders`` until it ends."""
 
         def on_cancel() -> None:
             logger.warning("camab: attribution %s: %s", key, LOOP_ENDED)
@@ -387,8 +381,7 @@ def document_summary(
     result: AttributionResult, n_documents: int, *, segments: bool = False
 ) -> list[dict[str, Any]]:
     """What each of ``n_documents`` documents carries: ``status``, ``score``, ``rank``,
-    ``supporting_sentences``, ``disputes`` (``error`` on failure), with ``segments=True``
-    each segment's ``text`` and ``score``."""
+    ``supporting_sentences``, ``disputes`` (``segments``: each segment's too)."""
     if result.status != "ok":
         return [{"status": result.status, "error": result.error} for _ in range(n_documents)]
     scores, ranks, cited = result.document_scores, document_ranks(result), _cited(result)
@@ -487,8 +480,7 @@ class Attachment:
 def native_citations(
     result: AttributionResult, documents: Sequence[Any], *, rule: CitationRule | None = None
 ) -> list[tuple[CitationPair, str | None]]:
-    """The citations ``cite()`` decides for ``result.response`` over the chain's
-    ``documents``, in answer order, each with its source location."""
+    """``cite()``'s citations over the chain's ``documents``, each with its source location."""
     docs = to_documents(documents)
     return [
         (pair, source_location(docs[pair.source.doc_index].metadata))
