@@ -19,11 +19,6 @@ from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.runs import JUDGE_ONLY, whole_number
 from camab_rag.segments import Granularity
 
-_NOT_A_SETTING = (
-    "groundedness is a live filter, not a setting: pass groundedness=... to "
-    "attribute(), the Attributor or the integration object"
-)
-
 
 @dataclass(frozen=True, kw_only=True)
 class AttributionSettings:
@@ -51,7 +46,10 @@ class AttributionSettings:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> AttributionSettings:
         if "groundedness" in kwargs:
-            raise InputError(_NOT_A_SETTING)
+            raise InputError(
+                "groundedness is a live filter, not a setting: pass groundedness=... to "
+                "attribute(), the Attributor or the integration object"
+            )
         return super().__new__(cls)
 
     def __post_init__(self) -> None:
@@ -104,7 +102,6 @@ CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=120.0)
 """The integrations' defaults: whole documents (what a chain cites) and a deadline."""
 DEFAULT_SETTINGS = AttributionSettings()
 FIELD_KNOBS = ("budget", "method", "granularity", "deadline_s")
-KNOBS = (*FIELD_KNOBS, "groundedness")  # keywords (CLI flags) of every door
 
 
 def groundedness_filter(
@@ -122,8 +119,7 @@ def groundedness_filter(
 def resolve_settings(
     settings: object = None, default: AttributionSettings = DEFAULT_SETTINGS, **knobs: Any
 ) -> AttributionSettings:
-    """``settings`` (``None``: ``default``) with each knob given (not ``None``) in place of
-    its field: merged here only, so the knobs mean one thing everywhere."""
+    """``settings`` (``None``: ``default``) with each knob that is not ``None`` in its field."""
     if unknown := sorted(set(knobs) - set(FIELD_KNOBS)):
         raise TypeError(
             f"unexpected keyword argument {unknown[0]!r}: the keywords are "

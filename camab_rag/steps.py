@@ -77,8 +77,7 @@ async def adrive(steps: Steps[T]) -> T:
 def guarded(
     steps: Steps[T], check: Callable[[], None], wrap: Callable[[Call[Any]], Call[Any]] = lambda c: c
 ) -> Steps[T]:
-    """``steps`` with ``check()`` (a deadline, a cancellation) before each of its calls and
-    each call wrapped by ``wrap``."""
+    """``steps`` with ``check()`` before each of its calls, each call wrapped by ``wrap``."""
     value, error = None, None
     while not isinstance(call := _resumed(steps, value, error), StopIteration):
         try:
@@ -147,8 +146,7 @@ def _started(
 
 
 def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:
-    """A blocking function with the arguments (and docstring, unless ``doc``) of the
-    generator function ``steps``."""
+    """A blocking function with the arguments and docstring of the generator ``steps``."""
 
     @functools.wraps(steps)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:

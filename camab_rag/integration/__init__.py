@@ -100,8 +100,7 @@ class ProgressRelay:
 
 
 class AttributorOptions(TypedDict, total=False):
-    """The keyword options of every integration object: :func:`camab_rag.attribute`'s knobs,
-    ``settings`` (default :data:`CHAIN_SETTINGS`), ``proxy``, ``scorer_options``, ``progress``."""
+    """The keyword options of every integration object (``settings``: :data:`CHAIN_SETTINGS`)."""
 
     budget: int | None
     method: str | Method | None
@@ -115,8 +114,7 @@ class AttributorOptions(TypedDict, total=False):
 
 
 class ChainOptions(AttributorOptions, total=False):
-    """And a chain step's or handler's: ``llm`` (the chain's chat model), ``strict``
-    (re-raise errors), ``background`` (attribute after returning) and ``citations``."""
+    """And a chain step's or handler's (``strict``: re-raise; ``background``: after returning)."""
 
     llm: object
     strict: bool
@@ -187,8 +185,7 @@ def _finished(value: T) -> Pending[T]:
 
 @dataclass(eq=False)
 class Runs(Generic[T]):
-    """The attributions of one integration object by run or query id: :meth:`steps` attributes
-    a :class:`ChainCall`, :meth:`go` / :meth:`ago` now or in the background, :meth:`job`."""
+    """The attributions of one integration object, now or in the background, by run id."""
 
     settings: AttributionSettings = CHAIN_SETTINGS
     gate: GroundednessFilter | None = None
@@ -228,8 +225,7 @@ class Runs(Generic[T]):
         uuid_keys: bool = False,
         listed: type = ChainOptions,
     ) -> Runs[Any]:
-        """The runs of ``options`` (a name ``listed`` lacks: a ``TypeError`` naming ``owner``;
-        a bad value: an InputError); the rest say why it cannot block or needs a scorer."""
+        """The runs of ``options`` (a name ``listed`` lacks: a ``TypeError`` naming ``owner``)."""
         names = listed.__annotations__
         if unknown := sorted(set(options) - set(names)):
             name = unknown[0]
@@ -499,8 +495,7 @@ def _attached(source: object) -> Any:
 
 
 def attribution_of(response: object) -> AttributionResult:
-    """The result stored on an answer (its ``metadata["attribution"]``); a typed
-    ``KeyError`` when it is pending, cancelled or absent."""
+    """The result stored on an answer (``metadata["attribution"]``); else a typed ``KeyError``."""
     info = _attached(response)
     if not isinstance(info, Mapping) or info is response:
         raise KeyError(f"the response has no metadata[{METADATA_KEY!r}]")
@@ -508,8 +503,7 @@ def attribution_of(response: object) -> AttributionResult:
 
 
 def groundedness_of(source: object) -> FilteredAnswer:
-    """The groundedness verdict of a result, of an answer or a chain step's output, or of
-    the summary dict itself; a ``KeyError`` when pending or not judged."""
+    """The verdict of a result, answer, step output or summary; else a typed ``KeyError``."""
     if isinstance(source, AttributionResult):
         verdict = source.groundedness
     else:
