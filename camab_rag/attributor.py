@@ -153,12 +153,10 @@ class Worker:
 
 
 class Attributor:
-    """Attributes answers to their context with one scorer (``scorer``, ``llm=`` a chat
-    model scored by its own server or weights, or ``proxy=``) and one settings object: the
-    knobs (``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``) override
-    ``settings``' fields here and again per call. ``prior``: a free scorer whose scores
-    become the run's prior; ``prompt_builder``: a builder or a factory ``(question,
-    documents, segments)``; ``keep``: how many recent :attr:`results` to hold."""
+    """Attributes answers to their context with one scorer (``scorer``; ``llm=``, a chat model
+    scored by its own server or weights; or ``proxy=``) and one settings object, whose fields
+    the knobs override here and per call. ``prior``: a free scorer whose scores are the prior;
+    ``prompt_builder``: a builder or a factory of them; ``keep``: how many :attr:`results`."""
 
     def __init__(
         self,

@@ -127,12 +127,6 @@ def check_groups(groups: object, n_segments: int) -> list[int] | None:
     return ids
 
 
-def dense(ids: list[int]) -> list[int]:
-    """Document indices renumbered 0..D-1 in order (a document may own no segment)."""
-    order = {doc: rank for rank, doc in enumerate(sorted(set(ids)))}
-    return [order[doc] for doc in ids]
-
-
 def start_run(
     n_segments: int,
     settings: AttributionSettings,
@@ -142,8 +136,7 @@ def start_run(
     answer_words: int | None = None,
 ) -> Run:
     """The run of ``settings``' method for this context: ``auto`` fits its draws to
-    ``parallel`` (requests the scorer runs at once), runs hierarchically over ``groups``
-    and may read ``lexical`` scores (of an answer of ``answer_words`` words) as a prior."""
+    ``parallel`` requests, ``groups`` and the ``lexical`` scores of ``answer_words`` words."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "

@@ -120,7 +120,6 @@ class Sleep:
 
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
     function.__name__ = function.__qualname__ = name
-    function.__module__ = steps.__module__
     function.__doc__ = steps.__doc__ if doc is None else doc
     signature = inspect.signature(steps)
     returned = signature.return_annotation
