@@ -254,8 +254,7 @@ class Attributor:
         return list(self._kept)
 
     def summary(self) -> str:
-        """The recent results in words, newest last: each answer, the documents ``cite()``
-        cites for it (or why none), its verdict, the calls it cost."""
+        """The recent results in words: each answer, what ``cite()`` cites, verdict, calls."""
         kept = list(self._kept)  # a snapshot: the worker thread may append
         if not kept:
             return "No answers attributed yet."

@@ -18,8 +18,7 @@ T = TypeVar("T")
 
 
 class Clock:
-    """A deadline's clock: ``seconds`` from its start, stopped while paused (a batch audit's
-    record waiting for its turn); pauses nest and run on the event loop."""
+    """A deadline's clock: ``seconds`` from its start, stopped while paused (pauses nest)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds

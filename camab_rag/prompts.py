@@ -127,8 +127,7 @@ SpanLocation = tuple[int, int, int]  # where a segment stands: (message index, s
 
 
 class SpanRemovalPromptBuilder:
-    """Cut ablated segments out of the prompt the LLM received (``locations``: where each
-    segment's text stands in it, ``(message index, start, end)``)."""
+    """Cut ablated segments out of the prompt the LLM received, at their ``locations``."""
 
     def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
         self.prompt = prompt
@@ -159,8 +158,7 @@ class SpanRemovalPromptBuilder:
 def locate_segments(
     prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
 ) -> list[SpanLocation] | None:
-    """Each segment's place in the prompt via its document's text; ``None`` when a document
-    is not found verbatim."""
+    """Each segment's place in the prompt, or ``None`` when a document is not in it verbatim."""
     texts = prompt_texts(prompt)
     places: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []
@@ -206,8 +204,7 @@ class PromptPlan(NamedTuple):
 def plan_prompt(
     prompts: Sequence[Prompt], documents: Sequence[SourceDocument], granularity: Any
 ) -> PromptPlan:
-    """Span removal on the last of ``prompts`` that holds every document verbatim, else
-    the default template and why."""
+    """Span removal on the last of ``prompts`` holding every document, else the template (why)."""
     if not prompts:
         return PromptPlan("template", None, "no prompt was captured: used the default template")
     segments = segment_documents(list(documents), granularity)
