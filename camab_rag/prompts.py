@@ -69,7 +69,7 @@ def check_mask(mask: Mask, n_segments: int) -> Mask:
     return array
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class TemplatePromptBuilder:
     """Question + kept segments in ``user_template``, each document in ``document_template``
     (``{text}``, ``{title}``, ``{index}``), after the ``system_prompt`` and ``history``."""

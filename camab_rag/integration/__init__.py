@@ -183,7 +183,7 @@ def _finished(value: T) -> Pending[T]:
     return Pending(future, threading.Event())
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)  # a plain object: no scorer options shown
 class Runs(Generic[T]):
     """The attributions of one integration object, now or in the background, by run id."""
 
