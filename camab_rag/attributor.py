@@ -1,6 +1,5 @@
-"""The one door, :class:`Attributor`: one scorer and one settings object, one generator of
-model calls run blocking, awaited or in the background; :func:`attribute` and
-:func:`assess_answer` (and their async twins) are thin calls of it."""
+"""The one door, :class:`Attributor`: one scorer, one settings object, run blocking, awaited
+or in the background; :func:`attribute` and :func:`assess_answer` are thin calls of it."""
 
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def _no_scorer(door: str) -> ScorerUnavailableError:
 
 
 class Pending(Generic[T]):
-    """An attribution running in the background (a worker thread or a task of the running
-    loop); :meth:`result` / :meth:`aresult` wait for it."""
+    """An attribution running in the background: :meth:`result` / :meth:`aresult` wait for it."""
 
     def __init__(self, job: Future[T] | asyncio.Task[T], stop: threading.Event) -> None:
         self._job, self._stop = job, stop  # stop: set by h.cancel() alone
@@ -83,19 +81,17 @@ class Pending(Generic[T]):
         """The result, waiting at most ``timeout`` seconds (``None``: until done); raises its
         error, :class:`AttributionPendingError` if not done, or the cancellation error."""
         job = self._job
-        if isinstance(job, asyncio.Task):
-            if not job.done():
-                raise AttributionPendingError(
-                    "the attribution is still running in an event loop: await h.aresult()"
-                )
-            if job.cancelled():
-                raise self._cancelled()
-            return job.result()
+        if isinstance(job, asyncio.Task) and not job.done():
+            raise AttributionPendingError(
+                "the attribution is still running in an event loop: await h.aresult()"
+            )
         try:
-            return job.result(timeout)
-        except concurrent.futures.CancelledError:
+            return job.result() if isinstance(job, asyncio.Task) else job.result(timeout)
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
             raise self._cancelled() from None
-        except concurrent.futures.TimeoutError:
+        except TimeoutError:
+            if job.done():  # the attribution's own error
+                raise
             raise AttributionPendingError(
                 f"the attribution is still running after {timeout} s: call h.result() "
                 "again (timeout=None waits until it is done) or await h.aresult()"
@@ -123,8 +119,7 @@ class Worker:
     def start(
         self, steps: Steps[T], in_loop: bool, on_cancel: Callable[[], None] | None = None
     ) -> Pending[T]:
-        """Run ``steps`` as a task of the running loop (``on_cancel()`` if it ends first) if
-        ``in_loop``, else in this worker's thread."""
+        """Run ``steps`` as a task of the running loop if ``in_loop``, else in the thread."""
         stop = threading.Event()
 
         def not_stopped() -> None:
@@ -158,12 +153,10 @@ class Worker:
 
 
 class Attributor:
-    """Attributes answers to their context with one scorer (``scorer``, ``llm=`` a chat
-    model scored by its own server or weights, or ``proxy=``) and one settings object: the
-    knobs (``budget``, ``method``, ``granularity``, ``deadline_s``, ``groundedness``) override
-    ``settings``' fields here and again per call. ``prior``: a free scorer whose scores
-    become the run's prior; ``prompt_builder``: a builder or a factory ``(question,
-    documents, segments)``; ``keep``: how many recent :attr:`results` to hold."""
+    """Attributes answers to their context with one scorer (``scorer``; ``llm=``, a chat model
+    scored by its own server or weights; or ``proxy=``) and one settings object, whose fields
+    the knobs override here and per call. ``prior``: a free scorer whose scores are the prior;
+    ``prompt_builder``: a builder or a factory of them; ``keep``: how many :attr:`results`."""
 
     def __init__(
         self,
@@ -261,8 +254,7 @@ class Attributor:
         return list(self._kept)
 
     def summary(self) -> str:
-        """The recent results in words, newest last: each answer, the documents ``cite()``
-        cites for it (or why none), its verdict, the calls it cost."""
+        """The recent results in words: each answer, what ``cite()`` cites, verdict, calls."""
         kept = list(self._kept)  # a snapshot: the worker thread may append
         if not kept:
             return "No answers attributed yet."

@@ -1,5 +1,4 @@
-"""An attribution's deadline: :func:`bounded` checks the clock before each model call (an
-awaited call is cancelled), scorers cut their work to :func:`remaining`."""
+"""An attribution's deadline, checked before each model call (:func:`bounded`)."""
 
 from __future__ import annotations
 
@@ -19,9 +18,7 @@ T = TypeVar("T")
 
 
 class Clock:
-    """A deadline's clock: ``seconds`` from its start, stopped while paused (a batch audit's
-    record waiting for another's turn is not working). Pauses nest; :meth:`pause` and
-    :meth:`resume` run on the event loop, :meth:`left` anywhere."""
+    """A deadline's clock: ``seconds`` from its start, stopped while paused (pauses nest)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -61,14 +58,11 @@ class Clock:
 _END: ContextVar[Clock | None] = ContextVar("camab_rag_deadline", default=None)
 
 
-def check_deadline(seconds: object, name: str = "deadline_s") -> float | None:
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InputError(f"{name} must be a number of seconds or None, got {seconds!r}")
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise InputError(f"{name} must be a positive number of seconds, got {seconds!r}")
-    return float(seconds)
+def check_deadline(seconds: object) -> None:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, type(None))):
+        raise InputError(f"deadline_s must be a number of seconds or None, got {seconds!r}")
+    if seconds is not None and (not math.isfinite(seconds) or seconds <= 0):
+        raise InputError(f"deadline_s must be a positive number of seconds, got {seconds!r}")
 
 
 def current() -> Clock | None:
@@ -105,8 +99,7 @@ IN_A_CHAIN = "(in a chain the answer is still served, without its attribution)"
 
 @contextmanager
 def started(seconds: float | None) -> Iterator[Clock | None]:
-    """A deadline of ``seconds`` for the ``with`` block (``None``: none): :func:`bounded`
-    steps inside it run on its clock when it ends first, :func:`within` waits under it."""
+    """A deadline of ``seconds`` (``None``: none) for :func:`bounded` steps in the block."""
     if seconds is None:
         yield None
         return

@@ -1,5 +1,4 @@
-"""The engine: one attribution of an answer to documents and its verdict as a generator
-of model calls (:func:`attribution_steps`), and of a reward function (:func:`attribute_fn`)."""
+"""The engine: an answer's attribution and verdict as model calls, and a reward function's."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from camab_rag.runs import (
     ProgressFn,
     check_groups,
     check_planned_calls,
-    dense,
     finish_run,
     start_run,
     whole_number,
@@ -76,9 +74,8 @@ def attribution_steps(
     prompt_builder: CustomBuilder | None = None,
     prior: Any = None,
 ) -> Steps[AttributionResult]:
-    """One attribution as a generator of model calls: the free ``prior``'s run, the method's,
-    the anchors, then the verdict (``budget=0``: it alone), within ``settings.deadline_s``;
-    subsets are cut out of the last of ``prompts`` that holds every document."""
+    """One attribution as model calls: the free ``prior``'s run, the method's, the anchors,
+    then the verdict (``budget=0``: it alone), within ``settings.deadline_s``."""
     if groundedness is not None:
         settings = settings.with_changes(anchors=True)  # the verdict reads them
     documents = to_documents(context)
@@ -124,7 +121,8 @@ def attribution_steps(
 
     def attributed() -> Steps[AttributionResult]:
         oracle = ScorerOracle(builder, scorer, response, get_reward(settings.reward)[1])
-        groups = dense([segment.doc_index for segment in segments])
+        owners = [segment.doc_index for segment in segments]  # renumbered 0..D-1 in order
+        groups = np.unique(owners, return_inverse=True)[1].tolist()
         chosen = settings
         if prior is not None:  # the free model attributes first: the target's run starts there
             free_settings = replace(chosen, method="auto", budget=FREE_CALLS, hierarchical=None)

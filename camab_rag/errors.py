@@ -50,16 +50,14 @@ class AttributionWarning(UserWarning):
     """The attribution ran, but its result can say little (the message says why)."""
 
 
-CALLERS_SKIPPED = ("camab_rag", "langchain", "langgraph", "llama_index", "asyncio", "threading")
-
-
 def warn_caller(message: str, category: type[Warning] = AttributionWarning) -> None:
-    """Warn at the user's line: the first frame outside :data:`CALLERS_SKIPPED`."""
+    """Warn at the user's line: the first frame outside camab-rag, the frameworks, asyncio."""
+    skipped = ("camab_rag", "langchain", "langgraph", "llama_index", "asyncio", "threading")
     frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_back is not None:
         top = str(frame.f_globals.get("__name__", "")).split(".")[0]
-        if not top.startswith(CALLERS_SKIPPED):
+        if not top.startswith(skipped):
             break
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level + 1)

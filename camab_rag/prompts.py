@@ -1,11 +1,11 @@
-"""The prompt for a subset of the context: the kept segments in a template
-(:class:`TemplatePromptBuilder`), or the left-out ones cut out of the prompt the LLM
-received (:class:`SpanRemovalPromptBuilder`)."""
+"""The prompt for a subset of the context: the kept segments in a template, or the left-out
+ones cut out of the prompt the LLM received (:class:`SpanRemovalPromptBuilder`)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
@@ -69,30 +69,23 @@ def check_mask(mask: Mask, n_segments: int) -> Mask:
     return array
 
 
+@dataclass(eq=False, repr=False)
 class TemplatePromptBuilder:
-    """Question + kept segments in ``user_template`` (``{context}``, ``{question}``), each
-    document through ``document_template`` (``{text}``, ``{title}``, ``{index}``), as chat
-    messages: the ``system_prompt``, then ``history``."""
+    """Question + kept segments in ``user_template``, each document in ``document_template``
+    (``{text}``, ``{title}``, ``{index}``), after the ``system_prompt`` and ``history``."""
 
-    def __init__(
-        self,
-        question: str,
-        documents: Sequence[SourceDocument],
-        segments: Sequence[Segment],
-        *,
-        user_template: str = DEFAULT_USER_TEMPLATE,
-        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-        document_template: str = "{text}",
-        history: Sequence[ChatMessage] | None = None,
-    ) -> None:
-        check_user_template(user_template)
-        self.history = check_history(history)
-        self.question = question
-        self.documents = list(documents)
-        self.segments = list(segments)
-        self.user_template = user_template
-        self.system_prompt = system_prompt
-        self.document_template = document_template
+    question: str
+    documents: Sequence[SourceDocument]
+    segments: Sequence[Segment]
+    _: KW_ONLY
+    user_template: str = DEFAULT_USER_TEMPLATE
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
+    document_template: str = "{text}"
+    history: Sequence[ChatMessage] | None = None
+
+    def __post_init__(self) -> None:
+        check_user_template(self.user_template)
+        self.history = check_history(self.history)
         self._separator_before: list[str] = []  # the previous segment's whitespace, or " "
         previous_end: dict[int, int] = {}
         for segment in self.segments:
@@ -125,7 +118,7 @@ class TemplatePromptBuilder:
         messages: list[ChatMessage] = []
         if self.system_prompt is not None:
             messages.append({"role": "system", "content": self.system_prompt})
-        messages.extend(dict(m) for m in self.history)
+        messages.extend(dict(m) for m in self.history or ())
         messages.append({"role": "user", "content": user})
         return messages
 
@@ -134,8 +127,7 @@ SpanLocation = tuple[int, int, int]  # where a segment stands: (message index, s
 
 
 class SpanRemovalPromptBuilder:
-    """Cut ablated segments out of the prompt the LLM received (``locations``: where each
-    segment's text stands in it, ``(message index, start, end)``)."""
+    """Cut ablated segments out of the prompt the LLM received, at their ``locations``."""
 
     def __init__(self, prompt: Prompt, locations: Sequence[SpanLocation]) -> None:
         self.prompt = prompt
@@ -166,8 +158,7 @@ class SpanRemovalPromptBuilder:
 def locate_segments(
     prompt: Prompt, documents: Sequence[SourceDocument], segments: Sequence[Segment]
 ) -> list[SpanLocation] | None:
-    """Each segment's place in the prompt via its document's text; ``None`` when a document
-    is not found verbatim."""
+    """Each segment's place in the prompt, or ``None`` when a document is not in it verbatim."""
     texts = prompt_texts(prompt)
     places: dict[int, tuple[int, int]] = {}
     used: list[tuple[int, int, int]] = []
@@ -213,8 +204,7 @@ class PromptPlan(NamedTuple):
 def plan_prompt(
     prompts: Sequence[Prompt], documents: Sequence[SourceDocument], granularity: Any
 ) -> PromptPlan:
-    """Span removal on the last of ``prompts`` that holds every document verbatim, else
-    the default template and why."""
+    """Span removal on the last of ``prompts`` holding every document, else the template (why)."""
     if not prompts:
         return PromptPlan("template", None, "no prompt was captured: used the default template")
     segments = segment_documents(list(documents), granularity)

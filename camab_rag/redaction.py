@@ -1,5 +1,4 @@
-"""Credentials kept out of everything camab-rag says: a scorer keeps its secrets in a
-:class:`Secrets` and passes every text that may reach a user through :meth:`Secrets.clean`."""
+"""Credentials kept out of everything camab-rag says (:class:`Secrets`)."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#@\s]*@")
 
 
 def shown_url(value: object) -> str:
-    """``value`` (where a URL belongs) quoted as :func:`public_url` shows it; a non-URL by
-    its type alone."""
+    """``value`` (a URL) quoted as :func:`public_url` shows it; a non-URL by its type alone."""
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
     return repr(public_url(_USERINFO.sub(lambda m: f"{m.group(1) or ''}{MASK}@", value)))

@@ -174,8 +174,7 @@ class AttributionResult:
         return _top_k(self.document_scores, k)
 
     def scored_documents(self) -> list[tuple[Any, float]]:
-        """``(document, score)`` pairs of a chain's ``documents``, most relied-on first
-        (none when it failed or holds no documents)."""
+        """``(document, score)`` pairs of a chain's ``documents``, most relied-on first."""
         if self.status != "ok" or not self.documents:
             return []
         scores = self.document_scores
@@ -205,10 +204,6 @@ class AttributionResult:
             kind = "a hierarchical run" if self.method_config.get("hierarchical") else "it"
             raise ValueError(f"method {self.method!r} has no single posterior ({kind})")
         return method.posterior_from(self.masks, self.rewards)
-
-    def posterior_correlation(self) -> FloatArray:
-        """Posterior correlation of the segment weights."""
-        return self.posterior().correlation()[1:, 1:]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form; :meth:`from_dict` restores it exactly."""
@@ -269,8 +264,7 @@ class AttributionResult:
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:
-        """An empty result recording why attribution failed: ``status="no_context"`` for a
-        :class:`~camab_rag.errors.NoContextError`, else ``"error"``."""
+        """An empty result saying why attribution failed (``"no_context"`` or ``"error"``)."""
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         status = "no_context" if isinstance(error, NoContextError) else "error"
         fields.setdefault("prompt_mode", "none")

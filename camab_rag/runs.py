@@ -1,5 +1,4 @@
-"""One attribution run: its method and sampler, the subsets it scored, its progress and the
-result read from them."""
+"""One attribution run: its method and sampler, the subsets it scored, its progress, its result."""
 
 from __future__ import annotations
 
@@ -54,8 +53,7 @@ class Run:
     def follow(
         self, oracle: ScorerOracle | FunctionOracle, progress: ProgressFn | None, anchors: bool
     ) -> None:
-        """Report ``progress(calls, total)`` after each of ``oracle``'s calls (``total``: the
-        fixed design's subsets, else the budget, plus the ``anchors``); the last is ``(n, n)``."""
+        """``progress(calls, total)`` after each of ``oracle``'s calls; the last is ``(n, n)``."""
         self.progress = progress
         if progress is None:
             return
@@ -129,12 +127,6 @@ def check_groups(groups: object, n_segments: int) -> list[int] | None:
     return ids
 
 
-def dense(ids: list[int]) -> list[int]:
-    """Document indices renumbered 0..D-1 in order (a document may own no segment)."""
-    order = {doc: rank for rank, doc in enumerate(sorted(set(ids)))}
-    return [order[doc] for doc in ids]
-
-
 def start_run(
     n_segments: int,
     settings: AttributionSettings,
@@ -144,8 +136,7 @@ def start_run(
     answer_words: int | None = None,
 ) -> Run:
     """The run of ``settings``' method for this context: ``auto`` fits its draws to
-    ``parallel`` (requests the scorer runs at once), runs hierarchically over ``groups``
-    and may read ``lexical`` scores (of an answer of ``answer_words`` words) as a prior."""
+    ``parallel`` requests, ``groups`` and the ``lexical`` scores of ``answer_words`` words."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "

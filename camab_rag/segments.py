@@ -46,8 +46,7 @@ class Segment:
 
 
 def to_document(item: object, index: int = 0) -> SourceDocument:
-    """One context item (a string, a mapping or a LangChain/LlamaIndex document) with its
-    ``metadata`` as a :class:`SourceDocument`."""
+    """One context item (a string, a mapping or a framework's document) as a document."""
     if isinstance(item, SourceDocument):
         return item
     if isinstance(item, str):

@@ -1,5 +1,4 @@
-"""The one settings object, plain frozen data validated once; the everyday knobs
-(:data:`KNOBS`) are also keywords of every door, merged by :func:`resolve_settings`."""
+"""The one settings object, plain frozen data; its knobs are keywords of every door too."""
 
 from __future__ import annotations
 
@@ -19,11 +18,6 @@ from camab_rag.prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_USER_TEMPLATE, chec
 from camab_rag.rewards import RewardFn, get_reward
 from camab_rag.runs import JUDGE_ONLY, whole_number
 from camab_rag.segments import Granularity
-
-_NOT_A_SETTING = (
-    "groundedness is a live filter, not a setting: pass groundedness=... to "
-    "attribute(), the Attributor or the integration object"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +46,10 @@ class AttributionSettings:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> AttributionSettings:
         if "groundedness" in kwargs:
-            raise InputError(_NOT_A_SETTING)
+            raise InputError(
+                "groundedness is a live filter, not a setting: pass groundedness=... to "
+                "attribute(), the Attributor or the integration object"
+            )
         return super().__new__(cls)
 
     def __post_init__(self) -> None:
@@ -78,11 +75,9 @@ class AttributionSettings:
         field is an option of the method (``with_changes(budget=8, batch_size=4)``)."""
         if not changes:
             return self
-        if "groundedness" in changes:
-            raise InputError(_NOT_A_SETTING)
-        names = {f.name for f in fields(self) if f.init}
-        options = {k: v for k, v in changes.items() if k not in names}
-        given = {k: v for k, v in changes.items() if k in names}
+        names = {f.name for f in fields(self) if f.init}  # groundedness: refused by __new__
+        options = {k: v for k, v in changes.items() if k not in names and k != "groundedness"}
+        given = {k: v for k, v in changes.items() if k not in options}
         if options:
             method = given.get("method", self.method)
             if isinstance(method, str) and method in METHODS:
@@ -107,14 +102,12 @@ CHAIN_SETTINGS = AttributionSettings(granularity="chunk", deadline_s=120.0)
 """The integrations' defaults: whole documents (what a chain cites) and a deadline."""
 DEFAULT_SETTINGS = AttributionSettings()
 FIELD_KNOBS = ("budget", "method", "granularity", "deadline_s")
-KNOBS = (*FIELD_KNOBS, "groundedness")  # keywords (CLI flags) of every door
 
 
 def groundedness_filter(
     groundedness: object, settings: AttributionSettings, *, blocking_refused: str | None = None
 ) -> GroundednessFilter | None:
-    """The filter ``groundedness=`` stands for (``True``: a default one; ``False``/``None``:
-    none); ``blocking_refused``: why the caller cannot block."""
+    """The filter ``groundedness=`` stands for; ``blocking_refused``: why it cannot block."""
     gate = GroundednessFilter() if groundedness is True else groundedness
     gate = None if gate is False else gate
     check_groundedness_filter(gate, blocking_refused=blocking_refused)
@@ -126,8 +119,7 @@ def groundedness_filter(
 def resolve_settings(
     settings: object = None, default: AttributionSettings = DEFAULT_SETTINGS, **knobs: Any
 ) -> AttributionSettings:
-    """``settings`` (``None``: ``default``) with each knob given (not ``None``) in place of
-    its field: merged here only, so the knobs mean one thing everywhere."""
+    """``settings`` (``None``: ``default``) with each knob that is not ``None`` in its field."""
     if unknown := sorted(set(knobs) - set(FIELD_KNOBS)):
         raise TypeError(
             f"unexpected keyword argument {unknown[0]!r}: the keywords are "

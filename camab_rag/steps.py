@@ -1,6 +1,5 @@
-"""One loop for sync and async: code that asks a model is a generator (:data:`Steps`)
-that yields each :class:`Call` and receives its result (or its exception); :func:`drive`
-runs it with blocking calls, :func:`adrive` awaits them."""
+"""One loop for sync and async: code that asks a model is a generator (:data:`Steps`) of
+:class:`Call` s; :func:`drive` runs them blocking, :func:`adrive` awaits them."""
 
 from __future__ import annotations
 
@@ -78,8 +77,7 @@ async def adrive(steps: Steps[T]) -> T:
 def guarded(
     steps: Steps[T], check: Callable[[], None], wrap: Callable[[Call[Any]], Call[Any]] = lambda c: c
 ) -> Steps[T]:
-    """``steps`` with ``check()`` (a deadline, a cancellation) before each of its calls and
-    each call wrapped by ``wrap``."""
+    """``steps`` with ``check()`` before each of its calls, each call wrapped by ``wrap``."""
     value, error = None, None
     while not isinstance(call := _resumed(steps, value, error), StopIteration):
         try:
@@ -122,7 +120,6 @@ class Sleep:
 
 def _named(function: Any, steps: Any, name: str, doc: str | None) -> None:
     function.__name__ = function.__qualname__ = name
-    function.__module__ = steps.__module__
     function.__doc__ = steps.__doc__ if doc is None else doc
     signature = inspect.signature(steps)
     returned = signature.return_annotation
@@ -148,8 +145,7 @@ def _started(
 
 
 def synced(steps: Callable[P, Steps[T]], name: str, doc: str | None = None) -> Callable[P, T]:
-    """A blocking function with the arguments (and docstring, unless ``doc``) of the
-    generator function ``steps``."""
+    """A blocking function with the arguments and docstring of the generator ``steps``."""
 
     @functools.wraps(steps)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:

@@ -1,4 +1,4 @@
-"""What an integration attaches (camab_rag.integration.kernel):
+"""What an integration attaches (camab_rag.integration):
 placeholders filled in place, titles from document metadata, the chain's result type and
 its groundedness verdict read back from wherever an integration put the summary."""
 
@@ -12,8 +12,7 @@ import pytest
 
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
 from camab_rag.errors import InputError
-from camab_rag.integration import Attachment, ChainCall, groundedness_of
-from camab_rag.integration.kernel import Runs, titles
+from camab_rag.integration import Attachment, ChainCall, Runs, groundedness_of, titles
 from camab_rag.segments import Segment
 from camab_rag.steps import drive
 
@@ -98,7 +97,7 @@ def test_an_answers_stored_result_keeps_its_verdict_and_a_blocked_one_reads_with
     clinic's own apology marked "Not supported"); a summary is no result."""
     from camab_rag import cite
     from camab_rag.groundedness import FilteredAnswer
-    from camab_rag.integration.kernel import attribution_of
+    from camab_rag.integration import attribution_of
     from camab_rag.render.text import WITHHELD, notices
 
     verdict = FilteredAnswer(

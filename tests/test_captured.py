@@ -13,8 +13,7 @@ from camab_rag import AttributionSettings, attribute
 from camab_rag.attributor import Attributor
 from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
-from camab_rag.integration import prompt_holds
-from camab_rag.integration.kernel import document_summary
+from camab_rag.integration import document_summary, prompt_holds
 from camab_rag.methods import Auto
 from camab_rag.result import AttributionResult
 from camab_rag.segments import to_documents

@@ -1,5 +1,5 @@
 """The options every integration object takes, checked once and built into its runs
-(camab_rag.integration.kernel)."""
+(camab_rag.integration)."""
 
 from __future__ import annotations
 

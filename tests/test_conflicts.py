@@ -23,7 +23,7 @@ from camab_rag.conflicts import (
     stated_value,
     word_logprobs,
 )
-from camab_rag.integration.kernel import document_summary
+from camab_rag.integration import document_summary
 from camab_rag.render.text import answer_id
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
 from camab_rag.scorers.base import ResponseLogprobs

@@ -1,4 +1,4 @@
-"""The integrations' kernel (camab_rag.integration.kernel through camab_rag.integration): a
+"""The integrations' kernel (camab_rag.integration): a
 captured chain call attributed inline, async or in the background, kept by key; an error
 becomes a failed result (strict raises it), a blocking filter fails closed; native
 citations carry each document's source location."""
@@ -17,8 +17,7 @@ from test_captured import ANSWER, DOCS, QUESTION
 from camab_rag import AttributionResult, AttributionSettings, GroundednessFilter
 from camab_rag.attributor import LOOP_ENDED as CANCELLED
 from camab_rag.citations import cite
-from camab_rag.integration import ChainCall, Runs, native_citations
-from camab_rag.integration.kernel import answer_summary, pending
+from camab_rag.integration import ChainCall, Runs, answer_summary, native_citations, pending
 from camab_rag.steps import adrive, drive
 
 PROMPT = "Context:\n" + "\n".join(DOCS) + f"\n\nQuestion: {QUESTION}\nAnswer:"

@@ -14,8 +14,7 @@ import pytest
 
 from camab_rag.attributor import Pending
 from camab_rag.errors import AttributionCancelledError, AttributionPendingError, InputError
-from camab_rag.integration import Runs
-from camab_rag.integration.kernel import ResultStore, fill, pending
+from camab_rag.integration import ResultStore, Runs, fill, pending
 from camab_rag.scorers.proxy import ScorerCache, _checked_scorer
 from camab_rag.steps import BlockingCall, Steps, drive
 

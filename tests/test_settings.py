@@ -23,7 +23,7 @@ from camab_rag.errors import InputError
 from camab_rag.groundedness import GroundednessFilter
 from camab_rag.methods import Auto, Camab
 from camab_rag.result import AttributionResult
-from camab_rag.settings import CHAIN_SETTINGS, DEFAULT_SETTINGS, KNOBS, resolve_settings
+from camab_rag.settings import CHAIN_SETTINGS, DEFAULT_SETTINGS, FIELD_KNOBS, resolve_settings
 
 DOCS = ["Paris is the capital of France.", "Bananas are yellow.", "The Seine is in Paris."]
 QUESTION = "What is the capital of France?"
@@ -40,10 +40,10 @@ class WideScorer(KeywordScorer):
 
 def test_the_entry_points_share_one_short_signature() -> None:
     names = list(inspect.signature(attribute).parameters)
-    # 4 inputs, the 5 everyday knobs (KNOBS, as every integration takes them), prompt,
+    # 4 inputs, the 5 everyday knobs (as every integration takes them), prompt,
     # progress, history (the conversation before the question), settings
     assert len(names) <= 13 and names[-1] == "settings"
-    assert set(KNOBS) <= set(names)
+    assert {*FIELD_KNOBS, "groundedness"} <= set(names)
     for function in (aattribute, _attribute_steps):
         assert list(inspect.signature(function).parameters) == names
     # the keyword list is written once: both shells run the one steps generator

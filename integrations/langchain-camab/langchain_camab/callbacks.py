@@ -20,8 +20,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from camab_rag.errors import InputError, NoContextError, WrongTypeError
-from camab_rag.integration import METADATA_KEY, Attachment, ChainCall, Runs, prompt_holds
-from camab_rag.integration.kernel import fill
+from camab_rag.integration import METADATA_KEY, Attachment, ChainCall, Runs, fill, prompt_holds
 from langchain_camab.chat_models import explain_refused_key, scorer_from_run
 from langchain_camab.native import (
     RUN_METADATA_KEY,

@@ -24,7 +24,7 @@ from llama_index.postprocessor.camab.spans import ModelCall, SpanRecord
 
 from camab_rag import AttributionSettings, GroundednessFilter
 from camab_rag.errors import InputError, NoContextError
-from camab_rag.integration.kernel import pending
+from camab_rag.integration import pending
 from camab_rag.steps import drive
 
 KeywordScorer = repo_tests_module("fakes.py").KeywordScorer

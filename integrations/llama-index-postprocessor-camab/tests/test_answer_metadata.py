@@ -23,8 +23,7 @@ from llama_index.postprocessor.camab.attributor import AnswerAttributor
 from camab_rag import AttributionResult, AttributionSettings
 from camab_rag.attributor import LOOP_ENDED as CANCELLED
 from camab_rag.errors import AttributionCancelledError, AttributionPendingError
-from camab_rag.integration import attribution_of, groundedness_of
-from camab_rag.integration.kernel import pending
+from camab_rag.integration import attribution_of, groundedness_of, pending
 
 KeywordScorer = repo_tests_module("fakes.py").KeywordScorer
 DOCS = [

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from camab_rag.integration.kernel import answer_summary as summary
-from camab_rag.integration.kernel import document_ranks
-from camab_rag.integration.kernel import document_summary as document_metadata
+from camab_rag.integration import answer_summary as summary
+from camab_rag.integration import document_ranks
+from camab_rag.integration import document_summary as document_metadata
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 
