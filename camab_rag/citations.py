@@ -232,26 +232,6 @@ def _holder_floor(unrelated: FloatArray) -> float:
     return float(np.median(unrelated)) if unrelated.size else 0.0
 
 
-def holders(
-    sentence: str, texts: list[str], known: Sequence[Collection[str]] | None = None
-) -> list[int]:
-    """The units holding every number and name of ``sentence`` and, of those, most of its
-    informative words (``known``: each text's forms)."""
-    wanted = facts(sentence)
-    if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
-        return []
-    known = known if known is not None else [form_set([text]) for text in texts]
-    measured, clock = _measured(sentence), clock_hours(sentence)
-    found = [
-        u
-        for u, text in enumerate(texts)
-        if len(_holds(text, wanted, known[u], measured, clock)) == len(wanted)
-    ]
-    wanted_words = informative_words(sentence)
-    shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
-    return [u for u in found if shared[u] == max(shared.values())]
-
-
 def choose_sources(
     sentence: str,
     scores: FloatArray,
@@ -260,16 +240,17 @@ def choose_sources(
     excluded: Collection[int] = (),
 ) -> list[int]:
     """The units cited for ``sentence``, best first: ``rule``'s bars above the best unit
-    sharing none of its words, each adding a key word; else the best :func:`holders` unit."""
+    sharing none of its words, each adding a key word; else the best unit holding its
+    numbers and names."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
     known = [form_set([text]) for text in texts]
-    related = np.array(  # a word shared, or a value in another form ("9 pm": "21:00")
-        [bool(wanted & set(score_words(t)) or stated & k) for t, k in zip(texts, known)],
-        dtype=bool,
-    )
-    keys = facts(sentence) or dict.fromkeys(wanted, "")
+    shared = [len(wanted & set(score_words(text))) for text in texts]
+    # related: a word shared, or a value in another form ("9 pm": "21:00")
+    related = np.array([bool(n or stated & k) for n, k in zip(shared, known)], dtype=bool)
+    found = facts(sentence)
+    keys = found or dict.fromkeys(wanted, "")
     measured, clock = _measured(sentence), clock_hours(sentence)
     held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
@@ -284,7 +265,10 @@ def choose_sources(
         covered |= held[unit]
         if rule.top_k is not None and len(chosen) == rule.top_k:
             return chosen
-    holding = holders(sentence, texts, known)
+    # the holders: units holding every number and name, of those sharing the most words
+    valued = any(key != key.lower() or is_number(value) for key, value in found.items())
+    full = [u for u, keys_held in enumerate(held) if valued and len(keys_held) == len(keys)]
+    holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
     floor = _holder_floor(unrelated)
     for unit in sorted(holding, key=lambda u: -values[u]):
         if rule.top_k is not None and len(chosen) == rule.top_k:
