@@ -54,19 +54,10 @@ def source_link(metadata: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _statement_rows(result: AttributionResult) -> list[tuple[str, int, int, FloatArray]]:
-    if result.statements:
-        return [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
-    stripped = result.response.strip()
-    start = result.response.find(stripped) if stripped else 0
-    return [(stripped, start, start + len(stripped), np.asarray(result.scores, float))]
-
-
 def _documents_for(
     result: AttributionResult, documents: object | None
 ) -> tuple[AttributionResult, list[SourceDocument] | None]:
-    """The documents, and the result with its segments found in them (it may have seen them
-    decorated)."""
+    """The documents, and the result with its segments found in them (maybe decorated)."""
     if documents is None:
         return result, None
     docs = to_documents(documents)
@@ -124,7 +115,12 @@ def cite(
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     cited_units: set[int] = set()
     sentences: list[CitedSentence] = []
-    for text, start, end, scores in _statement_rows(result):
+    rows = [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
+    if not rows:  # one statement: the whole answer
+        stripped = result.response.strip()
+        start = result.response.find(stripped) if stripped else 0
+        rows = [(stripped, start, start + len(stripped), np.asarray(result.scores, float))]
+    for text, start, end, scores in rows:
         if by_doc:
             scores = np.bincount(owner, weights=scores, minlength=len(texts)).astype(float)
         disputing = disputes(result, start, end, rule.unit)
@@ -160,11 +156,13 @@ def cite(
         title, url = (document.title, source_link(document.metadata)) if document else (None, None)
         place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
         sources.append(Source(*place, highlights, url, disputed_words.get(unit, [])))
-    # a verdict the result carries (an integration's filter) with sentence verdicts judges
-    # the sentences; else the rule's gate does
     verdict = result.groundedness
-    if not getattr(groundedness_report(verdict), "sentences", None):
-        sentences = _judged(result, sentences, rule)
+    carried = getattr(groundedness_report(verdict), "sentences", None)  # an integration's filter
+    if not carried and result.token_support is not None:  # the rule's gate judges
+        report = support_report(result.token_support, rule.support_threshold, result=result)
+        sentences = judged_sentences(sentences, read_by(report))  # the default rule's verdicts
+    elif not carried:  # no verdict: abstentions unmarked
+        sentences = [s.judged(None, True, []) if is_abstention(s.text) else s for s in sentences]
     answer = (result.response, result.question, sentences, sources, rule, result.method)
     cited = CitedAnswer(*answer, result.n_queries, None, result.scored_by, result.uninformative)
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
@@ -217,11 +215,6 @@ def _holds(
 _CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 
 
-def _measured(sentence: str) -> frozenset[str]:
-    """The numbers ``sentence`` states with a unit ("14" of "Fourteen days")."""
-    return frozenset(q.value for _, q in quantities(sentence) if q.unit)
-
-
 def _unrelated_bar(unrelated: FloatArray) -> float:
     """The best score of the units sharing no informative word (at least 0)."""
     return max(float(unrelated.max()), 0.0) if unrelated.size else 0.0
@@ -232,26 +225,6 @@ def _holder_floor(unrelated: FloatArray) -> float:
     return float(np.median(unrelated)) if unrelated.size else 0.0
 
 
-def holders(
-    sentence: str, texts: list[str], known: Sequence[Collection[str]] | None = None
-) -> list[int]:
-    """The units holding every number and name of ``sentence`` and, of those, most of its
-    informative words (``known``: each text's forms)."""
-    wanted = facts(sentence)
-    if not any(key != key.lower() or is_number(value) for key, value in wanted.items()):
-        return []
-    known = known if known is not None else [form_set([text]) for text in texts]
-    measured, clock = _measured(sentence), clock_hours(sentence)
-    found = [
-        u
-        for u, text in enumerate(texts)
-        if len(_holds(text, wanted, known[u], measured, clock)) == len(wanted)
-    ]
-    wanted_words = informative_words(sentence)
-    shared = {u: len(wanted_words & set(score_words(texts[u]))) for u in found}
-    return [u for u in found if shared[u] == max(shared.values())]
-
-
 def choose_sources(
     sentence: str,
     scores: FloatArray,
@@ -260,17 +233,19 @@ def choose_sources(
     excluded: Collection[int] = (),
 ) -> list[int]:
     """The units cited for ``sentence``, best first: ``rule``'s bars above the best unit
-    sharing none of its words, each adding a key word; else the best :func:`holders` unit."""
+    sharing none of its words, each adding a key word; else the best unit holding its
+    numbers and names."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
     known = [form_set([text]) for text in texts]
-    related = np.array(  # a word shared, or a value in another form ("9 pm": "21:00")
-        [bool(wanted & set(score_words(t)) or stated & k) for t, k in zip(texts, known)],
-        dtype=bool,
-    )
-    keys = facts(sentence) or dict.fromkeys(wanted, "")
-    measured, clock = _measured(sentence), clock_hours(sentence)
+    shared = [len(wanted & set(score_words(text))) for text in texts]
+    # related: a word shared, or a value in another form ("9 pm": "21:00")
+    related = np.array([bool(n or stated & k) for n, k in zip(shared, known)], dtype=bool)
+    found = facts(sentence)
+    keys = found or dict.fromkeys(wanted, "")
+    measured = frozenset(q.value for _, q in quantities(sentence) if q.unit)  # "14" of "14 days"
+    clock = clock_hours(sentence)
     held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
@@ -284,7 +259,10 @@ def choose_sources(
         covered |= held[unit]
         if rule.top_k is not None and len(chosen) == rule.top_k:
             return chosen
-    holding = holders(sentence, texts, known)
+    # the holders: units holding every number and name, of those sharing the most words
+    valued = any(key != key.lower() or is_number(value) for key, value in found.items())
+    full = [u for u, keys_held in enumerate(held) if valued and len(keys_held) == len(keys)]
+    holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
     floor = _holder_floor(unrelated)
     for unit in sorted(holding, key=lambda u: -values[u]):
         if rule.top_k is not None and len(chosen) == rule.top_k:
@@ -296,20 +274,9 @@ def choose_sources(
     return chosen
 
 
-def _judged(
-    result: AttributionResult, sentences: list[CitedSentence], rule: CitationRule
-) -> list[CitedSentence]:
-    """The sentences judged by the gate (with token support), else abstentions unmarked."""
-    if result.token_support is not None:
-        report = support_report(result.token_support, rule.support_threshold, result=result)
-        return judged_sentences(sentences, read_by(report))  # the default rule's verdicts
-    return [s.judged(None, True, []) if is_abstention(s.text) else s for s in sentences]
-
-
 @dataclass(frozen=True)
 class CitationPair:
-    """One answer sentence citing one source (for the frameworks' citation types), with the
-    source's best segment narrowed to its sentence and the rule's unit score."""
+    """One answer sentence citing one source, its best segment narrowed to the sentence."""
 
     sentence: CitedSentence
     source: Source

@@ -35,7 +35,6 @@ BACKED_AT = 0.5  # nats a segment adds to a word's log-prob to back it
 SLOT_SLACK = 1  # extra words between a neighbour and the word's place ("costs just 49")
 
 _VALUED = ("number", "name")
-_WORD = re.compile(r"\w+")
 _NAME_WORD = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")  # "3.20", "1,500": one number
 
 
@@ -43,7 +42,7 @@ def word_logprobs(
     response: str, rows: Sequence[ResponseLogprobs]
 ) -> tuple[list[tuple[int, int]], FloatArray]:
     """The answer's word spans and each word's log-prob per scored subset (``rows``)."""
-    spans = (match.span() for match in _WORD.finditer(response))
+    spans = (match.span() for match in re.finditer(r"\w+", response))
     return span_rewards(rows, spans, sum_logprob)
 
 
@@ -123,17 +122,6 @@ def _phrase(sentence: Sequence[_Word], i: int) -> range:
     return range(start, end)
 
 
-def _about_the_same(sentence: Sequence[_Word], i: int, held: set[str]) -> bool:
-    """Whether ``held`` holds the sentence's other names and half its other content words."""
-    own = _phrase(sentence, i)
-    others = [w for k, w in enumerate(sentence) if k not in own and w.kind != "function"]
-    names = [w for w in others if w.kind == "name" and w.lower != sentence[i].lower]
-    if any(w.lower not in held for w in names):
-        return False
-    rest = [w for w in others if w.kind != "name"]
-    return not rest or 2 * sum(w.lower in held for w in rest) >= len(rest)
-
-
 def stated_value(
     sentence: str, span: tuple[int, int], text: str, *, question: str = ""
 ) -> str | None:
@@ -153,12 +141,19 @@ def stated_value(
         return None
     sides = [(j, step) for step in (-1, 1) if (j := _neighbour(words, index, step)) is not None]
     lines = [_sentence_words(own, a, b) for a, b in split_sentences(text)]
+    phrase = _phrase(words, index)
+    others = [w for k, w in enumerate(words) if k not in phrase and w.kind != "function"]
+    names = {w.lower for w in others if w.kind == "name" and w.lower != target.lower}
+    rest = [w.lower for w in others if w.kind != "name"]
+    pool = [w for k, w in enumerate(words) if k not in phrase] + _words(question)
+    skip = {words[k].lower for k in phrase} | set(SAME_FORM) | LIGHT_WORDS | set(UNITS)
+    subject = {w.lower for w in pool if w.kind in ("word", "name")} - skip  # answer and question
     for number, line in enumerate(lines):
         context = {w.lower for w in line + (lines[number - 1] if number else [])}
-        if not _about_the_same(words, index, context):
-            continue
+        if names - context or 2 * sum(w in context for w in rest) < len(rest):
+            continue  # another subject: it lacks another name or half the other words
         for anchor, side in sides:
-            subjects = _subject_words(words, index, anchor, question)
+            subjects = subject - {words[anchor].lower}
             if subjects and not subjects & context:
                 continue
             value = _in_place(line, words[anchor].lower, -side, abs(index - anchor) + SLOT_SLACK)
@@ -167,24 +162,9 @@ def stated_value(
     return None
 
 
-_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
-
-
 def plain_number(word: str) -> str:
     """A lower-cased word with an ordinal's suffix dropped ("5th" is "5")."""
-    match = _ORDINAL.fullmatch(word)
-    return match.group(1) if match else word
-
-
-RELATION_WORDS = frozenset(SAME_FORM) | LIGHT_WORDS | frozenset(UNITS)
-
-
-def _subject_words(sentence: Sequence[_Word], i: int, anchor: int, question: str) -> set[str]:
-    """Content words of answer and ``question`` but ``i``'s value, ``anchor``, units, relations."""
-    skip = {sentence[k].lower for k in [*_phrase(sentence, i), anchor]} | RELATION_WORDS
-    pool = [w for k, w in enumerate(sentence) if k not in _phrase(sentence, i)]
-    pool += _words(question)
-    return {w.lower for w in pool if w.kind in ("word", "name")} - skip
+    return re.sub(r"^(\d+)(?:st|nd|rd|th)$", r"\1", word)
 
 
 def _sentence_words(words: Sequence[_Word], start: int, end: int) -> list[_Word]:
@@ -244,19 +224,11 @@ def disputes(
         sentence, span = response[a:b], (at - a, at - a + 1)
         if stated_value(sentence, span, texts[own], question=result.question):
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
-            if value in worked or _off_subject(own, value, known, asked):  # a sum; off subject
+            holding = [u for u, held in enumerate(known) if value and value in held]
+            closest = max((len(asked & known[u]) for u in holding), default=0)
+            if value in worked or len(asked & known[own]) < closest:  # a sum; off subject
                 continue
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if text not in found.setdefault(own, []):
                 found[own].append(text)
     return found
-
-
-def _off_subject(
-    unit: int, value: str, known: Sequence[frozenset[str]], asked: frozenset[str]
-) -> bool:
-    """Whether ``unit`` speaks of the question's subject less than a unit holding ``value``."""
-    holding = [u for u, held in enumerate(known) if value and value in held]
-    if not holding or not asked:
-        return False
-    return len(asked & known[unit]) < max(len(asked & known[u]) for u in holding)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -92,13 +91,13 @@ class FunctionOracle(_Oracle):
         self.value_fn = value_fn
 
     def _price(self, masks: list[NDArray[np.bool_]]) -> Steps[None]:
-        yield BlockingCall(partial(self._evaluate, masks))
+        def evaluate() -> None:
+            for mask in masks:
+                value = self.value_fn(mask.copy())
+                self.values[mask.tobytes()] = finite_reward(value, "value_fn", mask)
+                self.n_queries += 1
 
-    def _evaluate(self, masks: list[NDArray[np.bool_]]) -> None:
-        for mask in masks:
-            value = self.value_fn(mask.copy())
-            self.values[mask.tobytes()] = finite_reward(value, "value_fn", mask)
-            self.n_queries += 1
+        yield BlockingCall(evaluate)
 
 
 class ScorerOracle(_Oracle):

@@ -178,7 +178,6 @@ class TokenSupport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], response: str | None = None) -> TokenSupport:
         """Inverse of :meth:`to_dict` (``response`` when the data lacks it)."""
-        data = {**data, "counts": data.get("counts") or [1] * len(data["starts"])}
         starts, ends, full, empty, counts = (
             np.asarray(data[k], float if k in ("full", "empty") else np.int64) for k in _ARRAYS
         )

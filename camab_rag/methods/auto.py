@@ -131,6 +131,7 @@ class AutoSampler(CamabSampler):
         self.total = budget
         self.rows = np.zeros((0, n_segments), dtype=bool)
         size = min(budget, round(SHAPLEY_OPENING * budget))  # one level: KernelSHAP's share
+        self.opening: Masks | None = None
         if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
         elif switches.leave_one_out_first:
@@ -139,8 +140,6 @@ class AutoSampler(CamabSampler):
             self.opening = KernelShap().sampler(n_segments, size, rng).next_masks()
         elif switches.documents and n_segments + 1 <= budget:  # else documents left out once
             self.opening = leave_one_out_rows(n_segments)
-        else:
-            self.opening = None
 
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None

@@ -33,7 +33,6 @@ class _Stage:
         while not self.buffer and not self.done:
             batch = self.inner.next_masks()
             if batch is None:
-                self.done = True
                 break
             full = self.to_full(batch)
             known = np.array([row.tobytes() in self.known for row in full], dtype=bool)
@@ -74,9 +73,7 @@ def most_calls(base: Method, groups: Sequence[int], budget: int) -> int:
 class HierarchicalSampler(Sampler):
     def __init__(self, method: Hierarchical, budget: int, rng: np.random.Generator) -> None:
         self.method, self.budget, self.rng = method, budget, rng
-        self.known: dict[bytes, float] = {}
-        self.history: list[tuple[NDArray[np.bool_], float]] = []
-        self.refined = False  # whether the segment level was planned
+        self.known: dict[bytes, float] = {}  # every subset scored, in order
         base, groups = method.base, method.groups
         cap = document_calls(base, len(method.members), budget)
         inner = plan_sampler(base, len(method.members), cap, rng)
@@ -85,8 +82,7 @@ class HierarchicalSampler(Sampler):
 
     def next_masks(self) -> Masks | None:
         batch = self.stages[-1].next_masks()
-        if batch is None and not self.refined:
-            self.refined = True
+        if batch is None and len(self.stages) == 1:
             self._start_segments()
             batch = self.stages[-1].next_masks()
         return batch
@@ -94,17 +90,16 @@ class HierarchicalSampler(Sampler):
     def observe(self, masks: Masks, rewards: FloatArray) -> None:
         for mask, value in zip(masks, rewards):
             self.known[mask.tobytes()] = float(value)
-            self.history.append((mask.copy(), float(value)))
         self.stages[-1].inner.observe(self.stages[-1].pending, rewards)
         self.n_redrawn = sum(stage.inner.n_redrawn for stage in self.stages)
 
     def _start_segments(self) -> None:
         """Refine the top documents (by the design's scores) whose segments fit the budget."""
         n_segments = self.method.groups.size
-        self.method.stage1_calls = len(self.history)
-        remaining = self.budget - len(self.history)
-        masks = np.array([m for m, _ in self.history], dtype=bool).reshape(-1, n_segments)
-        rewards = np.array([v for _, v in self.history])
+        self.method.stage1_calls = len(self.known)
+        remaining = self.budget - len(self.known)
+        masks = np.frombuffer(b"".join(self.known), dtype=bool).reshape(-1, n_segments)
+        rewards = np.array(list(self.known.values()))
         doc_scores = self.method.document_scores(masks, rewards, design=True)
         refined: list[int] = []
         count = 0
@@ -141,6 +136,7 @@ class Hierarchical(Method):
             raise ValueError("groups must number the documents 0..D-1, one per segment")
         self.base, self.groups, self.name = base, ids, base.name
         self.members = [np.flatnonzero(ids == d) for d in range(int(ids.max()) + 1)]
+        self.first = np.array([m[0] for m in self.members])  # each document's first segment
         self.stage1_calls = stage1_calls  # the document level's calls (set by the run)
 
     def sampler(self, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
@@ -153,23 +149,21 @@ class Hierarchical(Method):
     ) -> FloatArray:
         """The documents' scores from the subsets that keep or drop whole documents (for
         ``design=True`` with ``auto``, the means of the CAMAB that steers its draws)."""
-        first = np.array([m[0] for m in self.members])
-        whole = np.all(masks == masks[:, first][:, self.groups], axis=1)
+        whole = np.all(masks == masks[:, self.first][:, self.groups], axis=1)
         if self.stage1_calls is not None:
             whole[self.stage1_calls :] = False
         if not whole.any():
-            return np.zeros(first.size)
+            return np.zeros(self.first.size)
         base = self.base
         fit = base.bandit().fit if design and isinstance(base, Auto) else base.fit
-        return np.asarray(fit(masks[whole][:, first], rewards[whole], seed), dtype=float)
+        return np.asarray(fit(masks[whole][:, self.first], rewards[whole], seed), dtype=float)
 
     def fit(self, masks: Masks, rewards: FloatArray, seed: int = 0) -> FloatArray:
         if getattr(self.base, "joint_fit", False):
             return np.asarray(self.base.fit(masks, rewards, seed), dtype=float)
         sizes = np.array([m.size for m in self.members], dtype=float)
         scores = (self.document_scores(masks, rewards, seed) / sizes)[self.groups]
-        first = np.array([m[0] for m in self.members])
-        varies = np.any(masks != masks[:, first][:, self.groups], axis=0)
+        varies = np.any(masks != masks[:, self.first][:, self.groups], axis=0)
         refined = np.isin(self.groups, np.unique(self.groups[varies]))
         if refined.any():
             rows = masks[:, ~refined].all(axis=1)
