@@ -245,7 +245,8 @@ class GroundednessFilter:
         prompt_builder: PromptBuilder | None = None,
         history: Sequence[ChatMessage] | None = None,
     ) -> Steps[FilteredAnswer]:
-        """:meth:`judge_answer` as a generator of model calls."""
+        """Judge ``answer`` with no attribution (two model calls), as a generator of model
+        calls (``camab_rag.steps.drive``). Never raises: an error gives ``grounded=None``."""
         stub = AttributionResult(
             scores=np.zeros(0), question=str(question), response=str(answer), method="none"
         )
@@ -255,13 +256,6 @@ class GroundednessFilter:
                 stub, answer_steps, question=question, context=context, answer=answer, **where
             )
         )
-
-    def judge_answer(
-        self, question: str, context: object, answer: str, scorer: Any = None, **where: Any
-    ) -> FilteredAnswer:
-        """Judge ``answer`` with no attribution (two model calls; keywords ``prompt_builder``,
-        ``history``). Never raises: an error gives ``grounded=None``."""
-        return drive(self.answer_steps(question, context, answer, scorer, **where))
 
     def calibrate(
         self,

@@ -290,10 +290,6 @@ def _judged(
     return ("uncertain" if verdict == "supported" and contested else verdict), p
 
 
-def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known)))
-
-
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
@@ -376,7 +372,8 @@ def support_report(
         facts = contested = None
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
-            contested = () if abstention else _rivals(span.text, context_words)
+            rivals = () if abstention else rival_spans(span.text, context_words)
+            contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -437,10 +434,11 @@ def support_report(
     return _decided(report, threshold, calibration)
 
 
-def facts_only(report: GroundednessReport) -> GroundednessReport:
-    """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
-    with no ``unchecked_facts`` is ``uncertain`` instead (only reworded words)."""
-    if report.unchecked_facts is None:
+def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
+    """``report`` read with the rule ``block_on`` (every verdict a user sees is read here):
+    under ``"facts"`` an ``unsupported`` sentence (or answer) with no ``unchecked_facts`` is
+    ``uncertain`` instead (only reworded words)."""
+    if block_on != "facts" or report.unchecked_facts is None:
         return report
     sentences = [
         replace(s, verdict="uncertain", supported=True)
@@ -451,11 +449,6 @@ def facts_only(report: GroundednessReport) -> GroundednessReport:
     if report.verdict != "unsupported" or report.unchecked_facts:
         return replace(report, sentences=sentences)
     return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
-
-
-def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
-    """``report`` read with the rule ``block_on`` (every verdict a user sees is read here)."""
-    return facts_only(report) if block_on == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:
