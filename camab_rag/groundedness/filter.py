@@ -225,10 +225,9 @@ class GroundednessFilter:
         return (yield from self._judged(result, assess_steps, result=result, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """Judge ``result.response``: the answer to show with its verdict. ``context`` or
-        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not.
-        Never raises: on a failure ``grounded`` is ``None``, ``error`` says why and
-        ``on_error`` decides whether the answer passes."""
+        """Judge ``result.response``: the answer to show with its verdict (``context`` or
+        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not).
+        Never raises: on a failure ``grounded`` is ``None`` and ``error`` says why."""
         return drive(self.judge_steps(result, **where))
 
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:

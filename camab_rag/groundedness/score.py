@@ -43,13 +43,9 @@ COURTESY_WORDS = frozenset(  # "Great question!", "I hope this helps.": they cla
 )
 
 
-def is_courtesy(sentence: str) -> bool:
-    found = informative_words(sentence)
-    return bool(found) and all(w in COURTESY_WORDS for w in found)
-
-
 def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
-    polite = [(a, b) for a, b in split_sentences(text) if is_courtesy(text[a:b])]
+    found = [(a, b, informative_words(text[a:b])) for a, b in split_sentences(text)]
+    polite = [(a, b) for a, b, w in found if w and COURTESY_WORDS.issuperset(w)]
     return [
         (s, e, w, f)
         for s, e, w, f in forms(text)

@@ -161,8 +161,7 @@ def is_fact(text: str, start: int, word: str, value: str) -> bool:
 
 
 def stem(word: str) -> str:
-    """A light plural rule (``boxes``, ``batteries``: ``box``, ``battery``). Plurals only:
-    ``-ed`` and ``-ing`` matched more hallucinated answers to their evidence."""
+    """A light plural rule (``boxes``, ``batteries``: ``box``, ``battery``); plurals only."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -374,9 +373,8 @@ def form_set(texts: Iterable[str]) -> frozenset[str]:
 
 
 class ContextWords(frozenset[str]):
-    """A context's words (a frozenset), forms, clauses (:attr:`sentences`), the question's
-    subject (:attr:`asked`, never held) and the amounts of each context sentence and of the
-    question: what :func:`misread_spans` and :func:`derived_values` read."""
+    """A context's words (a frozenset), forms, clauses, amounts and the question's subject
+    and amounts (never held): what :func:`misread_spans` and :func:`derived_values` read."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
@@ -435,10 +433,9 @@ class ContextWords(frozenset[str]):
 
 @dataclass(frozen=True)
 class Sentence:
-    """One context clause: its forms (its own and its subject's), whether its sentence
-    (:attr:`negates`: the clause) negates, the forms it states itself (:attr:`own`), its text
-    (:attr:`doc`), forms only another writing states (``derived``: "5" of "17:00", never a
-    rival value) or only a span of clock times (``spanned``: "open" of "from 13:00")."""
+    """One context clause: its forms (with its subject's), those it states (``own``), only
+    another writing states (``derived``: "5" of "17:00") or only a span of clock times
+    (``spanned``: "open" of "from 13:00"), its text (``doc``); whether it negates."""
 
     forms: frozenset[str]
     negated: bool
