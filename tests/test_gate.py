@@ -658,7 +658,8 @@ def test_a_word_the_context_lacks_explains_nothing():
     # full context: every word likely (-0.1); none: "Ilse" and "Mart" unlikely (-3)
     report = assess_answer(QUESTION, CONTEXT, answer, KeywordScorer(), threshold=0.6)
     assert report.score == pytest.approx(2.9 / 6.3) and not report.grounded
-    assert report.gain == pytest.approx(5.8 / 5)  # the plain gain keeps both
+    assert report.full_reward is not None and report.empty_reward is not None
+    assert report.full_reward - report.empty_reward == pytest.approx(5.8 / 5)  # the plain gain
     anchored = AttributionSettings(anchors=True)
     result = attribute(QUESTION, CONTEXT, answer, KeywordScorer(), budget=4, settings=anchored)
     assert context_words(result=result) == expected

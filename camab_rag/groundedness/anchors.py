@@ -107,8 +107,7 @@ def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[To
 
 
 def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float, float]]:
-    """The token support and the two rewards of an attribution's anchors, reusing the
-    subsets its oracle already scored."""
+    """The anchors' token support and two rewards, from the subsets the oracle scored."""
     prompts = anchor_prompts(oracle.builder)
     n = oracle.builder.n_segments
     full_mask, empty_mask = np.ones(n, dtype=bool), np.zeros(n, dtype=bool)

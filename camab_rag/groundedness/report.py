@@ -32,7 +32,6 @@ from camab_rag.result import AttributionResult, StatementAttribution, cast_field
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
 
-FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 BlockOn = Literal["any", "facts"]
 ContextPart = Literal["documents", "conversation"]
@@ -130,12 +129,6 @@ class GroundednessReport:
         return [s for s in self.sentences if not s.supported]
 
     @property
-    def gain(self) -> float | None:
-        """The context gain ``full_reward - empty_reward`` (nats per token)."""
-        full, empty = self.full_reward, self.empty_reward
-        return None if full is None or empty is None else full - empty
-
-    @property
     def earlier_turns(self) -> int:
         """Earlier chat messages counted as context (left out of the empty anchor)."""
         return self.token_support.earlier_turns if self.token_support is not None else 0
@@ -184,7 +177,7 @@ def _optional_words(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(w) for w in value)
 
 
-def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
+def top_share(scores: Sequence[float] | NDArray[np.float64], k: int) -> float:
     """Share of the positive score mass carried by the ``k`` largest scores (0 if none)."""
     if k < 1:
         raise InputError(f"top_k must be >= 1, got {k}")
@@ -349,12 +342,10 @@ def support_report(
     result: AttributionResult | None = None,
     top_k: int = 2,
     context_words: Collection[str] | None = None,
-    calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> GroundednessReport:
-    """The report from the two anchor calls' token log-probs: each sentence's and the
-    answer's score, coverage, verdict, the unsupported spans. ``result`` adds the top-share
-    figures; ``context_words`` (default: ``result``'s segments, with the conversation's)
-    discount answer words the context lacks."""
+    """The report from the two anchor calls' token log-probs (scores, coverage, verdicts,
+    unsupported spans); ``result`` adds the top shares; ``context_words`` (default:
+    ``result``'s segments; with the conversation's) discount words the context lacks."""
     if context_words is None and result is not None and result.segments:
         context_words = ContextWords.of([s.text for s in result.segments])
     documents, conversation = context_words, ContextWords.of(support.conversation)
@@ -431,7 +422,7 @@ def support_report(
         informative=informative,
         unchecked_facts=facts,
     )
-    return _decided(report, threshold, calibration)
+    return _decided(report, threshold, DEFAULT_CALIBRATION)
 
 
 def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:

@@ -120,8 +120,7 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     """The words of ``text`` stating a fact the context does not hold or gives another
     subject, and every checked word of a sentence it holds none of."""
     misread, held = _reading(text, present)
-    # the question's weekdays and months are context too ("on a Tuesday night?"); not its
-    # names (a hallucinated answer repeats them) nor its numbers (held only when worked with)
+    # the question's weekdays and months are context too; not its names nor its numbers
     asked = present.asked & CALENDAR if isinstance(present, ContextWords) else frozenset()
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:

@@ -126,8 +126,7 @@ DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[
 _SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
 EXCEPTIONS = _set("except exception unless only apart besides")
 """Words after which a negated clause states both values ("not ... except guide dogs")."""
-TIME_UNITS = _set("hour day week month year night min")
-UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
+UNIT_FORMS = frozenset(UNITS.values()) | _set("hour day week month year night min")
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
 RATE_WORDS = _set("per an a every each")
 _MONEY = _set("eur usd gbp")
@@ -305,12 +304,10 @@ def _phrases(tokens: _Tokens) -> dict[int, str]:
 
 
 def _year(value: str) -> bool:
-    """Whether the number form ``value`` reads as a year (``1870``, ``2026``)."""
     return len(value) == 4 and value.isdecimal() and value[:2] in ("18", "19", "20")
 
 
 def is_number(value: str) -> bool:
-    """Whether the form ``value`` is a number (``5``, ``0.2``)."""
     return value.replace(".", "", 1).isdecimal()
 
 
@@ -350,8 +347,7 @@ _CLOCK_TIME = re.compile(r"\d{1,2}:\d{2}\b")
 
 @lru_cache(maxsize=4096)
 def clock_hours(text: str) -> frozenset[str]:
-    """The hour forms ``text`` states as clock times ("10:00", "4 pm", "10 in the morning"):
-    what only a clock time holds ("10 days" states no 10 o'clock). Memoised per text."""
+    """The hours ``text`` states as clock times ("10:00", "4 pm"; "10 days" none), memoised."""
     found = forms(text)
     ahead = [w for _, _, w, _ in found] + [""] * 3
     return frozenset(
@@ -368,7 +364,6 @@ def clock_hours(text: str) -> frozenset[str]:
 
 
 def form_set(texts: Iterable[str]) -> frozenset[str]:
-    """Every word form of ``texts``."""
     return frozenset(f for text in texts for _, _, _, f in forms(text) if f)
 
 
@@ -462,8 +457,7 @@ def _content(text: str, *, values: bool = True) -> frozenset[str]:
 
 
 def subject_forms(text: str) -> frozenset[str]:
-    """The forms of ``text``'s content words (not stop words, numbers or units): what a
-    question asks about (``How much is the City bike?`` -> ``city``, ``bike``)."""
+    """What ``text`` asks about: its content words' forms, no number or unit (``city``)."""
     return _content(text, values=False)
 
 
@@ -602,9 +596,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
 
 
 def misread_spans(text: str, context: Collection[str]) -> Spans:
-    """Spans of ``text`` stating what the context does not, each word in it: another
-    subject's number, an opposite of the closest clause, a ``Yes`` it contradicts, a negation
-    no close clause makes. Memoised on the :class:`ContextWords` (none without one)."""
+    """Spans of ``text`` stating what the context (a :class:`ContextWords`, memoised) does
+    not: another subject's number, an opposite, a ``Yes`` it contradicts, a lone negation."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     key = (text, "misread")
@@ -641,8 +634,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             clause = _content(part[slice(*_clause_span(part, start))])
             if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
                 spans.append((s_start + start, s_start + end))
-        # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
-        # afternoon?" of "Friday 8:00 to 13:00") is judged by the words after it
+        # a reply; a "No" to a qualifier the context lacks is judged by the words after it
         qualified = words[:1] == ["no"] and not context.asked <= context.forms
         if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
@@ -894,8 +886,7 @@ def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
         return frozenset()
     if text not in context._memo:
         context._memo[text] = _derived(text, context)
-    found: frozenset[str] = context._memo[text]
-    return found
+    return frozenset(context._memo[text])
 
 
 def _derived(text: str, context: ContextWords) -> frozenset[str]:
