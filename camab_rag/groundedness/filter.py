@@ -96,9 +96,9 @@ class GroundednessFilter:
     ``unsupported`` one by ``fallback`` (text, or ``(result, report) -> str``); ``on_error``:
     ``"block"`` or ``"pass"`` an answer that cannot be judged (default: fail closed in block
     mode). ``block_on="facts"``: ``unsupported`` only when a number, date or name is also
-    unchecked. ``threshold``: ``score >= threshold`` in place of the ``calibration``
-    (:meth:`calibrate`); ``block_at``/``flag_at``: your own cut-offs on ``P(unsupported)``;
-    ``scorer`` measures the anchors when the attribution did not."""
+    unchecked, ``"any"``: as calibrated. ``threshold``: ``score >= threshold`` in place of
+    the ``calibration`` (:meth:`calibrate`); ``block_at``/``flag_at``: your own cut-offs on
+    ``P(unsupported)``; ``scorer`` measures the anchors when the attribution did not."""
 
     def __init__(
         self,
