@@ -53,9 +53,7 @@ def score_group(scorer: Any, items: list[Item]) -> list[dict[str, Any]]:
     rows = []
     for k, item in enumerate(items):
         prompts = anchors[k]  # earlier chat turns count as context, as in assess_answer
-        support = support_of(
-            item.answer, results[2 * k : 2 * k + 2], prompts.earlier_turns, prompts.conversation
-        )
+        support = support_of(item.answer, results[2 * k : 2 * k + 2], prompts)
         data = support.to_dict()
         rows.append(
             {

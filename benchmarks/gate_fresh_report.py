@@ -18,7 +18,6 @@ from benchmarks.data import read_jsonl, resume
 from benchmarks.gate_sets import blind_split, hand_written, load_items
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import informative_words, words
-from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION
 from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
@@ -66,7 +65,7 @@ def verdict_rows(model: str, set_name: str = "fresh") -> list[dict[str, Any]]:
             continue
         support = TokenSupport.from_dict(row["support"], row["answer"])
         known = ContextWords.of([item.context], item.question)
-        report = support_report(support, None, context_words=known, calibration=DEFAULT_CALIBRATION)
+        report = support_report(support, None, context_words=known)
         default = read_by(report, DEFAULT_BLOCK_ON).verdict
         out.append(
             {

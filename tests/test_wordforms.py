@@ -17,10 +17,10 @@ from camab_rag.groundedness.score import (
 )
 from camab_rag.groundedness.wordforms import (
     ContextWords,
-    clauses,
     forms,
     misread_spans,
     rival_spans,
+    sentences_of,
     stem,
 )
 
@@ -146,10 +146,11 @@ def test_a_clause_holds_its_own_values_and_the_subject_before_it():
             "10:00 to 16:00. It is closed on Sunday."
         ]
     )
-    assert clauses("Open Monday from 9:00 and on Saturday from 10:00; closed Sunday.") == [
-        "Open Monday from 9:00",
-        "on Saturday from 10:00",
-        "closed Sunday.",
+    parts = sentences_of("Open Monday from 9:00 and on Saturday from 10:00; closed Sunday.")
+    assert [sorted(s.own & {"9", "10", "monday", "saturday", "closed"}) for s in parts] == [
+        ["9", "monday"],
+        ["10", "saturday"],
+        ["closed"],
     ]
 
     def misread(text: str) -> list[str]:

@@ -89,29 +89,25 @@ def context_words(
     return ContextWords.of(texts, question if isinstance(question, str) else "")
 
 
-def support_of(
-    response: str,
-    results: Sequence[object],
-    earlier_turns: int = 0,
-    conversation: Sequence[str] = (),
-) -> TokenSupport:
+def support_of(response: str, results: Sequence[object], prompts: AnchorPrompts) -> TokenSupport:
     """The :class:`TokenSupport` of the two anchor results (full, empty), checked."""
     pair = [r for r in results if isinstance(r, ResponseLogprobs)]
     if len(pair) != 2 or len(results) != 2:
         raise ScorerError("the scorer did not return two ResponseLogprobs for the anchors")
     full, empty = pair
-    return TokenSupport.from_logprobs(response, full, empty, earlier_turns, conversation)
+    return TokenSupport.from_logprobs(
+        response, full, empty, prompts.earlier_turns, prompts.conversation
+    )
 
 
 def anchor_steps(prompts: AnchorPrompts, scorer: Any, response: str) -> Steps[TokenSupport]:
     """Score ``response`` under both anchor prompts (one batch of two requests)."""
     results = yield ScoreCall(scorer, prompts.requests(response))
-    return support_of(response, results, prompts.earlier_turns, prompts.conversation)
+    return support_of(response, results, prompts)
 
 
 def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float, float]]:
-    """The token support and the two rewards of an attribution's anchors, reusing the
-    subsets its oracle already scored."""
+    """The anchors' token support and two rewards, from the subsets the oracle scored."""
     prompts = anchor_prompts(oracle.builder)
     n = oracle.builder.n_segments
     full_mask, empty_mask = np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
@@ -122,9 +118,7 @@ def oracle_anchor_steps(oracle: ScorerOracle) -> Steps[tuple[TokenSupport, float
         empty = yield from oracle.prompt_logprobs("empty without earlier turns", prompts.empty)
     else:
         empty = oracle.logprobs(empty_mask)
-    support = TokenSupport.from_logprobs(
-        oracle.response, full, empty, prompts.earlier_turns, prompts.conversation
-    )
+    support = support_of(oracle.response, [full, empty], prompts)
     rewards = [
         finite_reward(oracle.reward_fn(lp.logprobs), "the reward function", mask)
         for lp, mask in ((full, full_mask), (empty, empty_mask))

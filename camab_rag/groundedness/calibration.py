@@ -220,11 +220,10 @@ def _check_both(n_supported: int, n: int, left_out: str) -> None:
 calibrate = synced(
     calibrate_steps,
     "calibrate",
-    """Fit the gate's verdict for ``scorer``'s model (two model calls per answer) on the
-    shipped labelled set, or on ``examples`` (:class:`LabelledAnswer` objects, mappings or
-    ``(question, context, answer, supported)`` tuples): the weights refitted, the cut points
-    kept. ``progress``: printed, or a ``(done, total) -> None``. Returns the
-    :class:`~camab_rag.groundedness.verdict.Calibration` for ``GroundednessFilter``.
+    """The :class:`~camab_rag.groundedness.verdict.Calibration` of ``scorer``'s model for
+    ``GroundednessFilter``, fitted (two calls per answer; the cut points kept) on the shipped
+    labelled set or ``examples`` (:class:`LabelledAnswer` objects, mappings or ``(question,
+    context, answer, supported)`` tuples). ``progress``: printed, or ``(done, total) -> None``.
     """,
 )
 acalibrate = asynced(

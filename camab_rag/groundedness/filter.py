@@ -96,11 +96,9 @@ class GroundednessFilter:
     ``unsupported`` one by ``fallback`` (text, or ``(result, report) -> str``); ``on_error``:
     ``"block"`` or ``"pass"`` an answer that cannot be judged (default: fail closed in block
     mode). ``block_on="facts"``: ``unsupported`` only when a number, date or name is also
-    unchecked, ``"any"``: the stricter calibrated verdict. ``threshold``: ``score >=
-    threshold`` in place of the ``calibration`` (:meth:`calibrate`); ``block_at``/``flag_at``:
-    your own cut-offs on ``P(unsupported)``; ``scorer`` measures the anchors when the
-    attribution did not.
-    """
+    unchecked, ``"any"``: as calibrated. ``threshold``: ``score >= threshold`` in place of
+    the ``calibration`` (:meth:`calibrate`); ``block_at``/``flag_at``: your own cut-offs on
+    ``P(unsupported)``; ``scorer`` measures the anchors when the attribution did not."""
 
     def __init__(
         self,
@@ -225,10 +223,9 @@ class GroundednessFilter:
         return (yield from self._judged(result, assess_steps, result=result, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
-        """Judge ``result.response``: the answer to show with its verdict. ``context`` or
-        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not.
-        Never raises: on a failure ``grounded`` is ``None``, ``error`` says why and
-        ``on_error`` decides whether the answer passes."""
+        """Judge ``result.response``: the answer to show with its verdict (``context`` or
+        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not).
+        Never raises: on a failure ``grounded`` is ``None`` and ``error`` says why."""
         return drive(self.judge_steps(result, **where))
 
     async def ajudge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
@@ -245,7 +242,8 @@ class GroundednessFilter:
         prompt_builder: PromptBuilder | None = None,
         history: Sequence[ChatMessage] | None = None,
     ) -> Steps[FilteredAnswer]:
-        """:meth:`judge_answer` as a generator of model calls."""
+        """Judge ``answer`` with no attribution (two model calls), as a generator of model
+        calls (``camab_rag.steps.drive``). Never raises: an error gives ``grounded=None``."""
         stub = AttributionResult(
             scores=np.zeros(0), question=str(question), response=str(answer), method="none"
         )
@@ -255,13 +253,6 @@ class GroundednessFilter:
                 stub, answer_steps, question=question, context=context, answer=answer, **where
             )
         )
-
-    def judge_answer(
-        self, question: str, context: object, answer: str, scorer: Any = None, **where: Any
-    ) -> FilteredAnswer:
-        """Judge ``answer`` with no attribution (two model calls; keywords ``prompt_builder``,
-        ``history``). Never raises: an error gives ``grounded=None``."""
-        return drive(self.answer_steps(question, context, answer, scorer, **where))
 
     def calibrate(
         self,

@@ -106,8 +106,7 @@ assess_groundedness = synced(
     """The groundedness report of an attribution, from every answer token's log-prob with and
     without the context: the result's own (``anchors=True``), else two calls to ``scorer`` on
     ``context`` (or ``prompt_builder``; ``history``: earlier chat messages), else the
-    attribution history or its surrogate (``report.source``). ``block_on``: ``"facts"`` or
-    ``"any"``, as in :class:`~camab_rag.groundedness.filter.GroundednessFilter`.""",
+    attribution history or its surrogate (``report.source``); ``block_on`` as in the filter.""",
 )
 aassess_groundedness = asynced(
     assess_steps,

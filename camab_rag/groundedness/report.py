@@ -32,7 +32,6 @@ from camab_rag.result import AttributionResult, StatementAttribution, cast_field
 from camab_rag.scorers.base import ScoredBy
 from camab_rag.token_support import Span, TokenSupport
 
-FloatArray = NDArray[np.float64]
 GainSource = Literal["observed", "measured", "surrogate"]
 BlockOn = Literal["any", "facts"]
 ContextPart = Literal["documents", "conversation"]
@@ -130,12 +129,6 @@ class GroundednessReport:
         return [s for s in self.sentences if not s.supported]
 
     @property
-    def gain(self) -> float | None:
-        """The context gain ``full_reward - empty_reward`` (nats per token)."""
-        full, empty = self.full_reward, self.empty_reward
-        return None if full is None or empty is None else full - empty
-
-    @property
     def earlier_turns(self) -> int:
         """Earlier chat messages counted as context (left out of the empty anchor)."""
         return self.token_support.earlier_turns if self.token_support is not None else 0
@@ -184,7 +177,7 @@ def _optional_words(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(w) for w in value)
 
 
-def top_share(scores: Sequence[float] | FloatArray, k: int) -> float:
+def top_share(scores: Sequence[float] | NDArray[np.float64], k: int) -> float:
     """Share of the positive score mass carried by the ``k`` largest scores (0 if none)."""
     if k < 1:
         raise InputError(f"top_k must be >= 1, got {k}")
@@ -290,10 +283,6 @@ def _judged(
     return ("uncertain" if verdict == "supported" and contested else verdict), p
 
 
-def _rivals(text: str, known: Collection[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(text[a:b] for a, b in rival_spans(text, known)))
-
-
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
@@ -353,12 +342,10 @@ def support_report(
     result: AttributionResult | None = None,
     top_k: int = 2,
     context_words: Collection[str] | None = None,
-    calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> GroundednessReport:
-    """The report from the two anchor calls' token log-probs: each sentence's and the
-    answer's score, coverage, verdict, the unsupported spans. ``result`` adds the top-share
-    figures; ``context_words`` (default: ``result``'s segments, with the conversation's)
-    discount answer words the context lacks."""
+    """The report from the two anchor calls' token log-probs (scores, coverage, verdicts,
+    unsupported spans); ``result`` adds the top shares; ``context_words`` (default:
+    ``result``'s segments; with the conversation's) discount words the context lacks."""
     if context_words is None and result is not None and result.segments:
         context_words = ContextWords.of([s.text for s in result.segments])
     documents, conversation = context_words, ContextWords.of(support.conversation)
@@ -376,7 +363,8 @@ def support_report(
         facts = contested = None
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
-            contested = () if abstention else _rivals(span.text, context_words)
+            rivals = () if abstention else rival_spans(span.text, context_words)
+            contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -434,13 +422,14 @@ def support_report(
         informative=informative,
         unchecked_facts=facts,
     )
-    return _decided(report, threshold, calibration)
+    return _decided(report, threshold, DEFAULT_CALIBRATION)
 
 
-def facts_only(report: GroundednessReport) -> GroundednessReport:
-    """``report`` read with ``block_on="facts"``: an ``unsupported`` sentence (or answer)
-    with no ``unchecked_facts`` is ``uncertain`` instead (only reworded words)."""
-    if report.unchecked_facts is None:
+def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
+    """``report`` read with the rule ``block_on`` (every verdict a user sees is read here):
+    under ``"facts"`` an ``unsupported`` sentence (or answer) with no ``unchecked_facts`` is
+    ``uncertain`` instead (only reworded words)."""
+    if block_on != "facts" or report.unchecked_facts is None:
         return report
     sentences = [
         replace(s, verdict="uncertain", supported=True)
@@ -451,11 +440,6 @@ def facts_only(report: GroundednessReport) -> GroundednessReport:
     if report.verdict != "unsupported" or report.unchecked_facts:
         return replace(report, sentences=sentences)
     return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
-
-
-def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
-    """``report`` read with the rule ``block_on`` (every verdict a user sees is read here)."""
-    return facts_only(report) if block_on == "facts" else report
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:

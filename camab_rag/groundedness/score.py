@@ -43,13 +43,9 @@ COURTESY_WORDS = frozenset(  # "Great question!", "I hope this helps.": they cla
 )
 
 
-def is_courtesy(sentence: str) -> bool:
-    found = informative_words(sentence)
-    return bool(found) and all(w in COURTESY_WORDS for w in found)
-
-
 def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
-    polite = [(a, b) for a, b in split_sentences(text) if is_courtesy(text[a:b])]
+    found = [(a, b, informative_words(text[a:b])) for a, b in split_sentences(text)]
+    polite = [(a, b) for a, b, w in found if w and COURTESY_WORDS.issuperset(w)]
     return [
         (s, e, w, f)
         for s, e, w, f in forms(text)
@@ -124,8 +120,7 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     """The words of ``text`` stating a fact the context does not hold or gives another
     subject, and every checked word of a sentence it holds none of."""
     misread, held = _reading(text, present)
-    # the question's weekdays and months are context too ("on a Tuesday night?"); not its
-    # names (a hallucinated answer repeats them) nor its numbers (held only when worked with)
+    # the question's weekdays and months are context too; not its names nor its numbers
     asked = present.asked & CALENDAR if isinstance(present, ContextWords) else frozenset()
     found: list[str] = []
     for start, end in split_sentences(text) or [(0, len(text))]:

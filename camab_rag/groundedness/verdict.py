@@ -14,11 +14,6 @@ from camab_rag.result import cast_fields, fields_dict
 Verdict = Literal["supported", "uncertain", "unsupported"]
 
 
-def _sigmoid(x: float) -> float:
-    z = math.exp(-abs(x))
-    return 1.0 / (1.0 + z) if x >= 0 else z / (1.0 + z)
-
-
 def model_input(score: float, coverage: float) -> float:
     """``score`` clipped to ``[-1, 1]`` (one outlier token of a short answer must not decide),
     at least 0 when the context holds every checked word."""
@@ -55,9 +50,9 @@ class Calibration:
 
     def p_unsupported(self, score: float, coverage: float) -> float:
         w_score, w_coverage = self.weights
-        return _sigmoid(
-            self.bias + w_score * model_input(score, coverage) + w_coverage * float(coverage)
-        )
+        x = self.bias + w_score * model_input(score, coverage) + w_coverage * float(coverage)
+        z = math.exp(-abs(x))  # a sigmoid that never overflows
+        return 1.0 / (1.0 + z) if x >= 0 else z / (1.0 + z)
 
     def verdict(self, p_unsupported: float) -> Verdict:
         if p_unsupported >= self.block_at:

@@ -45,23 +45,18 @@ UNITS = _table(
     "km: kilometre kilometres kilometer kilometers; deg: ° degree degrees; g: gram grams;"
     "kg: kilogram kilograms kilo kilos; cm: centimetre centimetres centimeter centimeters"
 )
-"""Units written as a sign, a word or an abbreviation, to one form."""
 ABBREVIATIONS = _table(
     "street: st; road: rd; avenue: ave; hour: hr hrs; allowed: permitted;"
     "forbidden: prohibited banned"
 )
-"""Abbreviations and synonyms, as the word they stand for ("not permitted": forbidden)."""
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
-"""The letter after a degree sign: ``220°C`` is ``220 degrees Celsius``."""
 PERIODS = _table("hour: hourly; day: daily; week: weekly; month: monthly; year: yearly annually")
-"""How often, as the period's form: ``hourly`` is ``every hour``."""
 SAME_FORM = _table("price: cost costs costing price prices priced sell sells selling sold")
 """Words of one relation: "sells it for 590 euros" says it "costs 590 euros"."""
 NUMBER_WORDS = _numbered(
     """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty"""
 ) | _numbered("thirty forty fifty sixty seventy eighty ninety", 3, 10)
-"""Numbers written as words, to their digits; "twenty-five" is one number (:func:`forms`)."""
 ORDINAL_WORDS = _numbered("third fourth fifth sixth seventh eighth ninth tenth", 3)
 """Ordinals as their number; ``first`` and ``second`` stay words (adverb, time unit)."""
 STOPWORDS = _set(
@@ -77,7 +72,6 @@ STOPWORDS = _set(
     isn aren wasn weren doesn don didn hasn haven hadn wouldn couldn shouldn mustn needn
     ll ve re yet"""
 )
-"""Function words, news fillers, contraction pieces: in the context they prove nothing."""
 LIGHT_WORDS = _set(
     """may might must shall can could should would get gets got getting gotten go goes went
     gone going take takes took taken taking come comes came coming make makes made making let
@@ -101,7 +95,6 @@ CALENDAR_SHORT = {
     short: next(name for name in sorted(CALENDAR) if name.startswith(short))
     for short in (*_SHORT.split(), "nov", "dec")
 }
-"""Abbreviated weekdays and months ("Sat", "Sept"): the full name when capitalised."""
 OPPOSITES = _table("closed: open; unavailable: available; excluded: included; forbidden: allowed")
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 """Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
@@ -116,35 +109,26 @@ _REPLY = re.compile(
 ONE_AS_PRONOUN_AFTER = _set(
     "the this that which each every no any another other first second third last next same only"
 )
-"""Words after which ``one`` stands for a noun ("the first one"), not the number 1."""
 _ORDINAL = re.compile(r"\d{1,4}(?:st|nd|rd|th)")
 HOUR_PARTS = {"half": "30", "quarter": "15"}
-"""Parts of an hour as minutes: "half an hour" is "30 minutes" (:func:`forms`)."""
 _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
 """An open condition: a negation in "If you haven't got a helmet, ..." is no claim."""
 _NEGATED = re.compile(r"n['’]t\b|\bnon-\w+[ai]ble\b", re.IGNORECASE)
 """A negation inside a word: "don't", and "non-refundable" (not "non-members": a kind)."""
 DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
-"""A duration's unit and the larger one it makes ("14 days" is "two weeks")."""
 DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
-"""A part of the day after an hour ("7 in the morning"), as the half it marks."""
 CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
-"""Times of day written as a word, as the hour's form."""
 _JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
 HOURS_FORMS = _set("open opening close closing until start starting end ending")
 """What a clause with a span of clock times ("from 10:00 to 17:00") also states: opening hours."""
 FIRST_ORDINALS = {"first": "1", "second": "2"}
-"""``first`` and ``second`` as a context's numbers ("first floor" is "1st floor")."""
 DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
-"""Words for several weekdays: "on weekdays" states Monday to Friday and back."""
 _SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
 EXCEPTIONS = _set("except exception unless only apart besides")
 """Words after which a negated clause states both values ("not ... except guide dogs")."""
-TIME_UNITS = _set("hour day week month year night min")
-UNIT_FORMS = frozenset(UNITS.values()) | TIME_UNITS
+UNIT_FORMS = frozenset(UNITS.values()) | _set("hour day week month year night min")
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
 RATE_WORDS = _set("per an a every each")
-"""Words after an amount's unit that make it a rate of the word after them."""
 _MONEY = _set("eur usd gbp")
 LESS_WORDS = _set("before earlier under below less fewer within lower shorter cheaper until")
 MORE_WORDS = _set("after past later over above more exceeds exceed beyond higher longer greater")
@@ -176,8 +160,7 @@ def is_fact(text: str, start: int, word: str, value: str) -> bool:
 
 
 def stem(word: str) -> str:
-    """A light plural rule (``boxes``, ``batteries``: ``box``, ``battery``). Plurals only:
-    ``-ed`` and ``-ing`` matched more hallucinated answers to their evidence."""
+    """A light plural rule (``boxes``, ``batteries``: ``box``, ``battery``); plurals only."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -321,12 +304,10 @@ def _phrases(tokens: _Tokens) -> dict[int, str]:
 
 
 def _year(value: str) -> bool:
-    """Whether the number form ``value`` reads as a year (``1870``, ``2026``)."""
     return len(value) == 4 and value.isdecimal() and value[:2] in ("18", "19", "20")
 
 
 def is_number(value: str) -> bool:
-    """Whether the form ``value`` is a number (``5``, ``0.2``)."""
     return value.replace(".", "", 1).isdecimal()
 
 
@@ -366,8 +347,7 @@ _CLOCK_TIME = re.compile(r"\d{1,2}:\d{2}\b")
 
 @lru_cache(maxsize=4096)
 def clock_hours(text: str) -> frozenset[str]:
-    """The hour forms ``text`` states as clock times ("10:00", "4 pm", "10 in the morning"):
-    what only a clock time holds ("10 days" states no 10 o'clock). Memoised per text."""
+    """The hours ``text`` states as clock times ("10:00", "4 pm"; "10 days" none), memoised."""
     found = forms(text)
     ahead = [w for _, _, w, _ in found] + [""] * 3
     return frozenset(
@@ -384,14 +364,12 @@ def clock_hours(text: str) -> frozenset[str]:
 
 
 def form_set(texts: Iterable[str]) -> frozenset[str]:
-    """Every word form of ``texts``."""
     return frozenset(f for text in texts for _, _, _, f in forms(text) if f)
 
 
 class ContextWords(frozenset[str]):
-    """A context's words (a frozenset), forms, clauses (:attr:`sentences`), the question's
-    subject (:attr:`asked`, never held) and the amounts of each context sentence and of the
-    question: what :func:`misread_spans` and :func:`derived_values` read."""
+    """A context's words (a frozenset), forms, clauses, amounts and the question's subject
+    and amounts (never held): what :func:`misread_spans` and :func:`derived_values` read."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
@@ -447,17 +425,12 @@ class ContextWords(frozenset[str]):
             self.asked_values + other.asked_values,
         )
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
-        fields = (self.forms, self.sentences, self.asked, self.quantities, self.asked_values)
-        return (ContextWords, (frozenset(self), *fields))
-
 
 @dataclass(frozen=True)
 class Sentence:
-    """One context clause: its forms (its own and its subject's), whether its sentence
-    (:attr:`negates`: the clause) negates, the forms it states itself (:attr:`own`), its text
-    (:attr:`doc`), forms only another writing states (``derived``: "5" of "17:00", never a
-    rival value) or only a span of clock times (``spanned``: "open" of "from 13:00")."""
+    """One context clause: its forms (with its subject's), those it states (``own``), only
+    another writing states (``derived``: "5" of "17:00") or only a span of clock times
+    (``spanned``: "open" of "from 13:00"), its text (``doc``); whether it negates."""
 
     forms: frozenset[str]
     negated: bool
@@ -476,11 +449,6 @@ _CLAUSE = re.compile(
 """Where a new clause starts: ``;``, ``but``, ``and`` before a preposition or a subject."""
 
 
-def clauses(text: str) -> list[str]:
-    """``text`` (one sentence) split into clauses at :data:`_CLAUSE`."""
-    return [part for part in _CLAUSE.split(text) if part.strip()]
-
-
 def _content(text: str, *, values: bool = True) -> frozenset[str]:
     """The forms of ``text``'s content words (numbers and units if ``values``)."""
     return frozenset(
@@ -489,8 +457,7 @@ def _content(text: str, *, values: bool = True) -> frozenset[str]:
 
 
 def subject_forms(text: str) -> frozenset[str]:
-    """The forms of ``text``'s content words (not stop words, numbers or units): what a
-    question asks about (``How much is the City bike?`` -> ``city``, ``bike``)."""
+    """What ``text`` asks about: its content words' forms, no number or unit (``city``)."""
     return _content(text, values=False)
 
 
@@ -502,7 +469,6 @@ Overlap = tuple[int, int, int, int]
 """A clause's subject days stated, subject forms held, stated, question forms held."""
 _NONE: Overlap = (0, 0, 0, 0)
 _Closest = tuple[list[Overlap], Overlap, list[Sentence]]
-"""Each clause's :data:`Overlap`, the best, and the clauses that have it."""
 
 
 def _closest(subject: frozenset[str], context: ContextWords) -> _Closest:
@@ -617,7 +583,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
         negated = any(w in NEGATIONS for _, _, w, _ in found) or bool(_NEGATED.search(sentence))
-        for part in clauses(sentence):  # "..., but cannot ...": only that clause negates
+        for part in filter(str.strip, _CLAUSE.split(sentence)):  # "but cannot": one negates
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             said = frozenset(_stated(part)) | _days(part)
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
@@ -630,9 +596,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
 
 
 def misread_spans(text: str, context: Collection[str]) -> Spans:
-    """Spans of ``text`` stating what the context does not, each word in it: another
-    subject's number, an opposite of the closest clause, a ``Yes`` it contradicts, a negation
-    no close clause makes. Memoised on the :class:`ContextWords` (none without one)."""
+    """Spans of ``text`` stating what the context (a :class:`ContextWords`, memoised) does
+    not: another subject's number, an opposite, a ``Yes`` it contradicts, a lone negation."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     key = (text, "misread")
@@ -669,8 +634,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             clause = _content(part[slice(*_clause_span(part, start))])
             if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
                 spans.append((s_start + start, s_start + end))
-        # a reply to the question; a "No" to a qualifier the context lacks ("on Friday
-        # afternoon?" of "Friday 8:00 to 13:00") is judged by the words after it
+        # a reply; a "No" to a qualifier the context lacks is judged by the words after it
         qualified = words[:1] == ["no"] and not context.asked <= context.forms
         if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
@@ -922,8 +886,7 @@ def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
         return frozenset()
     if text not in context._memo:
         context._memo[text] = _derived(text, context)
-    found: frozenset[str] = context._memo[text]
-    return found
+    return frozenset(context._memo[text])
 
 
 def _derived(text: str, context: ContextWords) -> frozenset[str]:

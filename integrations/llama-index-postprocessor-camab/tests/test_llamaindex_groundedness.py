@@ -97,7 +97,8 @@ def test_block_replaces_only_unsupported_answers(index: Any) -> None:
     good = groundedness_of(kept)
     assert good.grounded is True and good.report is not None
     # the planted reward: L(C) = -2, L(empty) = -3; the context explains a third
-    assert good.report.score == pytest.approx(1 / 3) and good.report.gain == pytest.approx(1.0)
+    assert good.report.score == pytest.approx(1 / 3)
+    assert (good.report.full_reward, good.report.empty_reward) == pytest.approx((-2.0, -3.0))
     assert good.report.extra_queries <= 2
 
 

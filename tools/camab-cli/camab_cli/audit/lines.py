@@ -45,7 +45,7 @@ from camab_rag import AttributionSettings, deadline
 from camab_rag.attributor import aassess_answer
 from camab_rag.citations import cite
 from camab_rag.groundedness import assess_groundedness
-from camab_rag.groundedness.report import GroundednessReport, facts_only
+from camab_rag.groundedness.report import GroundednessReport, read_by
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import ResponseLogprobs, ScoreRequest
 
@@ -159,7 +159,7 @@ def _groundedness(
             result, threshold=config.ungrounded_threshold, top_k=config.top_k, block_on="any"
         )
     if config.block_on == "facts":
-        report = facts_only(report)
+        report = read_by(report)
     data = report.to_dict()
     full, empty = data["full_reward"], data["empty_reward"]
     data.update(
