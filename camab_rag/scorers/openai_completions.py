@@ -68,8 +68,6 @@ E = TypeVar("E", bound=BaseException)
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 _ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
 
-ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]  # with the assistant header
-
 
 class OpenAICompletionsScorer:
     """Score (and greedily generate) with an OpenAI-compatible completions server.
@@ -82,8 +80,8 @@ class OpenAICompletionsScorer:
         timeout: the most seconds one HTTP attempt may take, body included.
         max_retries, backoff_base, backoff_max: retries of a transient failure, the first
             and the longest pause (also the cap on ``Retry-After``), in seconds.
-        chat_template_renderer, tokenizer: render chat prompts locally (``messages -> text``,
-            or a local tokenizer directory) for servers without ``/tokenize``.
+        chat_template_renderer, tokenizer: render chat prompts locally (``messages -> text``
+            with the assistant header, or a local tokenizer dir) for servers without ``/tokenize``.
         retry_budget_s: the most seconds one request spends on retries after its first
             failure (``None``: no limit beyond ``max_retries``).
         default_headers: extra HTTP headers for every request.
@@ -98,7 +96,7 @@ class OpenAICompletionsScorer:
         max_concurrency: int = 8,
         timeout: float = 60.0,
         max_retries: int = 5,
-        chat_template_renderer: ChatTemplateRenderer | None = None,
+        chat_template_renderer: Callable[[Sequence[ChatMessage]], str] | None = None,
         tokenizer: str | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
@@ -366,7 +364,6 @@ class OpenAICompletionsScorer:
         body = {"model": self.model, **body}
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
-            failure: Exception
             try:
                 reply = yield ApiCall(self, clients, endpoint, body, limit)
                 return parse(self._json(reply, endpoint))
