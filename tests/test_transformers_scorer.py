@@ -312,10 +312,10 @@ def test_prefix_reuse_matches_unpadded_passes(
         mixed: list[int] = []
         run = smollm2_scorer.prefix._run
 
-        def counted_run(*args):
-            if not args[-1]:  # a batch of rows on different prefixes
-                mixed.append(len(args[0]))
-            return run(*args)
+        def counted_run(seqs, limits, prefixes):
+            if len({tuple(s[:p]) for s, p in zip(seqs, prefixes)}) > 1:  # different prefixes
+                mixed.append(len(seqs))
+            return run(seqs, limits, prefixes)
 
         monkeypatch.setattr(smollm2_scorer.prefix, "_run", counted_run)
         before = smollm2_scorer.prefix.computed_tokens
