@@ -134,7 +134,6 @@ class OpenAICompletionsScorer:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self.secrets = Secrets.of(base_url, api_key, headers)
-        self._has_api_key = bool(api_key)
         user, password = parts.username, unquote(parts.password or "")
         auth = None if user is None else httpx.BasicAuth(unquote(user), password)
         params = httpx.QueryParams(parts.query)  # sent after each request's path
@@ -150,7 +149,7 @@ class OpenAICompletionsScorer:
         self._probe_failure: TransientScorerError | None = None
 
     def __repr__(self) -> str:
-        key = "set" if self._has_api_key else "none"
+        key = "set" if "Authorization" in self._options["headers"] else "none"
         return (
             f"OpenAICompletionsScorer(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key=<{key}>, max_concurrency={self.max_concurrency})"
@@ -458,8 +457,6 @@ class OpenAICompletionsScorer:
 
     def _classify(self, exc: BaseException, limit: float) -> BaseException:
         """Map a failed attempt to a ``TransientScorerError`` (retried) or a final error."""
-        if isinstance(exc, CamabError):
-            return self._scrub(exc)
         if isinstance(exc, httpx.TimeoutException):
             return TransientScorerError(f"request timed out after {limit:g} s", unreachable=True)
         if isinstance(exc, httpx.TransportError):
@@ -478,7 +475,7 @@ class OpenAICompletionsScorer:
                 "names the field and position",
                 reason="surrogate",
             )
-        if isinstance(exc, ValueError):  # a malformed JSON body or echo
+        if isinstance(exc, ValueError) and not isinstance(exc, CamabError):  # a malformed body
             return TransientScorerError(
                 self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
             )

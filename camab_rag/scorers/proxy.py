@@ -141,14 +141,12 @@ class ProxyFallbackScorer:
         both = (self.proxy,) if self.using_proxy else (self.own, self.proxy)
         return min(parallel_requests(s) for s in both)
 
-    def recheck(self) -> bool:
-        """Give the own model another try when due; whether it did."""
+    def recheck(self) -> None:
+        """Give the own model another try when due."""
         with self._lock:
             since = self._switched_at
-            due = since is not None and time.monotonic() - since >= _RECHECK_AFTER_S
-            if due:
+            if since is not None and time.monotonic() - since >= _RECHECK_AFTER_S:
                 self._reason = self._switched_at = None
-            return due
 
     def _score_steps(self, requests: Sequence[ScoreRequest]) -> Steps[list[ResponseLogprobs]]:
         if not self.using_proxy:

@@ -71,29 +71,27 @@ class RequestEncoder:
         # the joint text is tokenized only where the response alone is altered
         whole = [i for i, tokens in enumerate(alone) if not tokens[2]]
         joint = [texts[i] + requests[i].response for i in whole]
-        joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole], offsets=True)))
+        joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole])))
         return [
             self._split(len(texts[i]), prompts[i], alone[i], joints.get(i), r.response)
             for i, r in enumerate(requests)
         ]
 
-    def _tokenize(
-        self, texts: Sequence[str], plain: Sequence[bool], *, offsets: bool
-    ) -> list[dict[str, Any]]:
+    def _tokenize(self, texts: Sequence[str], plain: Sequence[bool]) -> list[dict[str, Any]]:
         """One batched tokenizer call per kind of text (with or without special tokens)."""
         out: list[dict[str, Any]] = [{} for _ in texts]
         for special in (True, False):
             if where := [i for i, p in enumerate(plain) if p is special]:
                 chosen = [texts[i] for i in where]
                 batch = self.tokenizer(
-                    chosen, add_special_tokens=special, return_offsets_mapping=offsets
+                    chosen, add_special_tokens=special, return_offsets_mapping=True
                 )
                 for k, i in enumerate(where):
                     out[i] = {key: batch[key][k] for key in batch}
         return out
 
     def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
-        encoded = self._tokenize(texts, plain, offsets=False)
+        encoded = self._tokenize(texts, plain)
         ids = [[int(i) for i in e["input_ids"]] for e in encoded]
         bos = self.tokenizer.bos_token_id
         if bos is None and not all(ids):
