@@ -64,7 +64,6 @@ from camab_rag.steps import BlockingCall, Sleep, Steps, adrive, drive
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-E = TypeVar("E", bound=BaseException)
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 _ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
 
@@ -181,8 +180,7 @@ class OpenAICompletionsScorer:
                 retry_after=failure.retry_after,
             )
         # a base URL without /v1 is likelier wrong than a server without /tokenize
-        v1 = self._endpoint_url("models").endswith("/v1/models")
-        check = "" if v1 else f"{_CHECK_V1}; if it is right, "
+        check = "" if self._url.endswith("/v1") else f"{_CHECK_V1}; if it is right, "
         raise NoChatTemplateError(
             f"the server at {url} cannot score chat prompts: {check}it has no /tokenize "
             "endpoint to apply the model's chat template"
@@ -332,8 +330,7 @@ class OpenAICompletionsScorer:
     def _endpoint_url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
             return f"{self._url}/{endpoint}"
-        root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
-        return f"{root}/tokenize"  # /tokenize lives beside /v1
+        return f"{self._url.removesuffix('/v1')}/tokenize"  # /tokenize lives beside /v1
 
     def _http_client(self) -> httpx.Client:
         """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
@@ -392,15 +389,11 @@ class OpenAICompletionsScorer:
         return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
     def _limit(self, clock: RequestClock) -> float:
-        limit = self.timeout
+        deadline.check()
+        limit, left = self.timeout, deadline.remaining()
         if clock.first_failure is not None and self.retry.budget_s is not None:
             limit = min(limit, self.retry.budget_s - clock.spent())
-        left = deadline.remaining()
-        if left is not None:
-            if left <= 0:
-                raise deadline.expired()
-            limit = min(limit, left)
-        return max(limit, 0.001)
+        return max(limit if left is None else min(limit, left), 0.001)
 
     def _retry_delay(
         self, what: str, attempt: int, clock: RequestClock, error: BaseException
@@ -434,20 +427,18 @@ class OpenAICompletionsScorer:
         return delay
 
     def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
-        path = urlsplit(self._endpoint_url(endpoint)).path
-        status, headers = reply.status_code, reply.headers
+        path, status = urlsplit(self._endpoint_url(endpoint)).path, reply.status_code
         if status >= 400 or status < 200:
-            message = self.secrets.clean(_error_message(reply.content))
-            raise self._status_error(status, headers, message, path)
+            raise self._status_error(reply, path)
         if 300 <= status < 400:
-            target = self.secrets.clean(public_url(headers.get("location", "another URL")))
+            target = self.secrets.clean(public_url(reply.headers.get("location", "another URL")))
             raise RedirectRefusedError(
                 f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}), "
                 "not followed (no credential goes elsewhere): pass that URL as base_url"
             )
         return json.loads(reply.content)  # a ValueError is a malformed body: retried
 
-    def _scrub(self, error: E) -> E:
+    def _scrub(self, error: BaseException) -> BaseException:
         if (clean := self.secrets.clean(str(error))) == str(error):
             return error
         scrubbed = copy.copy(error)
@@ -488,13 +479,12 @@ class OpenAICompletionsScorer:
             self.secrets.clean(message + "model= one of the names its /v1/models lists"), served
         )
 
-    def _status_error(
-        self, status: int, headers: Mapping[str, str], message: str, path: str
-    ) -> BaseException:
+    def _status_error(self, reply: httpx.Response, path: str) -> BaseException:
+        status, message = reply.status_code, self.secrets.clean(_error_message(reply.content))
         server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
         if status == 429 or status == 408 or status >= 500:
-            after = retry_after(headers)
+            after = retry_after(reply.headers)
             return TransientScorerError(
                 f"HTTP {status}: {clipped}", retry_after=after, status_code=status
             )

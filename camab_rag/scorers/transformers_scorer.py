@@ -225,7 +225,6 @@ class TransformersScorer(BaseScorer):
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        self.model: Any
         if isinstance(model, (str, os.PathLike)):
             self.dtype = dtype or "float32"
             self.model, tokenizer, device = _load(model, tokenizer, self.dtype, device)

@@ -328,12 +328,10 @@ def _text_mode_boundary(
             f"boundary at {prompt_chars}): end the prompt with a space or newline, or use a "
             "server with a /tokenize endpoint (vLLM)"
         )
-    picked = entries[start:]
-    joined = "".join(e.token for e in picked)
-    if joined != response:
-        echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
-        if echoed != response:
-            raise _mismatch(joined, response)
+    joined = "".join(e.token for e in entries[start:])
+    echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
+    if response not in (joined, echoed):
+        raise _mismatch(joined, response)
     return start, [o - prompt_chars for o in offsets[start:]]
 
 
