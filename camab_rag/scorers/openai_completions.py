@@ -119,13 +119,12 @@ class OpenAICompletionsScorer:
                 f"(default_headers={{{in_query[0]!r}: ...}}) or as api_key=... for a Bearer key"
             )
         path = parts.path.rstrip("/")
+        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
-            root = urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
             raise InputError(
                 f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
-                f"server's base URL, which ends with /v1 ({public_url(root)})"
+                f"server's base URL, which ends with /v1 ({self._url.removesuffix(endpoint)})"
             )
-        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
         self.model, self.timeout = model, float(timeout)
         self.max_concurrency = self.parallel_requests = max_concurrency

@@ -139,16 +139,9 @@ class ApiCall:
         http, url, limit = self.clients, self.scorer._endpoint_url(self.endpoint), self.limit
         assert http is not None  # the client of async_client()
         method = "GET" if self.body is None else "POST"
-
-        async def attempt() -> httpx.Response:
-            async with http.stream(method, url, json=self.body, timeout=limit) as response:
-                content = b"".join([chunk async for chunk in response.aiter_raw()])
-                return httpx.Response(
-                    response.status_code, headers=response.headers, content=content
-                )
-
+        request = http.request(method, url, json=self.body, timeout=limit)
         try:
-            return await asyncio.wait_for(attempt(), limit)
+            return await asyncio.wait_for(request, limit)  # the body included
         except asyncio.TimeoutError:
             raise httpx.ReadTimeout("the response did not end in time") from None
 
