@@ -77,12 +77,11 @@ class OpenAICompletionsScorer:
         api_key: sent to this server only, never shown; ``None`` sends none.
         max_concurrency: requests in flight; also :attr:`parallel_requests`.
         timeout: the most seconds one HTTP attempt may take, body included.
-        max_retries, backoff_base, backoff_max: retries of a transient failure, the first
-            and the longest pause (also the cap on ``Retry-After``), in seconds.
+        max_retries, backoff_base, backoff_max, retry_budget_s: retries of a transient
+            failure, the first and the longest pause (also the cap on ``Retry-After``), and the
+            most seconds spent retrying after the first failure (``None``: no limit), in seconds.
         chat_template_renderer, tokenizer: render chat prompts locally (``messages -> text``
             with the assistant header, or a local tokenizer dir) for servers without ``/tokenize``.
-        retry_budget_s: the most seconds one request spends on retries after its first
-            failure (``None``: no limit beyond ``max_retries``).
         default_headers: extra HTTP headers for every request.
     """
 

@@ -193,8 +193,7 @@ class TransformersScorer(BaseScorer):
     Args:
         model: an embedded model's short name (``"smollm2"``, ``"qwen2.5-0.5b"``), a local
             transformers directory, a ``.gguf`` file, a hub id in the local cache, or a
-            causal LM already loaded (with ``tokenizer``; it keeps its dtype and device).
-        tokenizer: the tokenizer of a loaded ``model``.
+            causal LM already loaded (with its ``tokenizer=``; it keeps its dtype and device).
         dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
         num_threads: torch intra-op threads (process-wide; ``None`` keeps it).
         batch_size: requests per forward pass; off the CPU also :attr:`parallel_requests`.

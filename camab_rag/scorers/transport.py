@@ -333,13 +333,9 @@ def _offsets_in_response(
 ) -> list[int]:
     """Token-id mode: character offsets of the response tokens, checked to re-join."""
     joined = "".join(e.token for e in picked)
-    rejoins = joined == response
-    if not rejoins and isinstance(text, str):
-        # tokens may split a character (an emoji): the echoed text must end with the response
-        tail = "".join(e.token for e in generated)
-        body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
-        rejoins = body.endswith(response)
-    if not rejoins:
+    # tokens may split a character (an emoji): the echoed text must end with the response
+    body = text.removesuffix("".join(e.token for e in generated)) if isinstance(text, str) else ""
+    if joined != response and not body.endswith(response):
         raise _mismatch(joined, response)
     if all(e.offset is not None for e in picked):
         starts = [int(e.offset or 0) for e in picked]
