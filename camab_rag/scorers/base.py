@@ -117,13 +117,15 @@ class ScoredBy:
         return cls(str(data["model"]), bool(data.get("proxy", False)), reason and str(reason))
 
 
+def _first_attr(obj: object, names: tuple[str, ...]) -> object:
+    """The first of ``obj``'s attributes ``names`` that is set (not ``None`` or ``""``)."""
+    return next((v for n in names if (v := getattr(obj, n, None)) is not None and v != ""), None)
+
+
 def scorer_model_name(scorer: object) -> str:
     """The name of the model behind a scorer, for reports (never its URL or key)."""
-    for attribute in ("model_name", "model"):
-        name = getattr(scorer, attribute, None)
-        if isinstance(name, str) and name:
-            return name
-    return type(scorer).__name__
+    name = _first_attr(scorer, ("model_name", "model"))
+    return name if isinstance(name, str) else type(scorer).__name__
 
 
 def scored_by(scorer: object) -> ScoredBy:

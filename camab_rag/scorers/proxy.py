@@ -19,6 +19,7 @@ from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
     ScoreRequest,
+    _first_attr,
     parallel_requests,
     scorer_model_name,
 )
@@ -46,14 +47,6 @@ class ChatClientSettings:
 
 def is_openai_endpoint(url: str) -> bool:
     return urlparse(url).hostname == "api.openai.com"
-
-
-def _first_attr(obj: object, names: tuple[str, ...]) -> object:
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None and value != "":
-            return value
-    return None
 
 
 def _secret(value: object) -> str | None:
@@ -155,7 +148,7 @@ class ProxyFallbackScorer:
             except CannotScoreError as error:
                 with self._lock:
                     if self._reason is None:
-                        self._reason = cannot_score_reason(error)
+                        self._reason = error.reason
                         self._switched_at = time.monotonic()
         return list((yield ScoreCall(self.proxy, requests)))
 
@@ -170,11 +163,6 @@ class ProxyFallbackScorer:
         return f"ProxyFallbackScorer(own={self.own!r}, proxy={self.proxy!r})"
 
 
-def cannot_score_reason(error: BaseException) -> str:
-    """The error's ``reason`` (its cause without the fix), else the error."""
-    return str(getattr(error, "reason", None) or error)
-
-
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """``build_own()``, else ``proxy`` where it cannot score or raises an InputError."""
     if proxy is None:
@@ -182,7 +170,7 @@ def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     try:
         own = build_own()
     except InputError as error:
-        return ProxyFallbackScorer(None, proxy, reason=cannot_score_reason(error))
+        return ProxyFallbackScorer(None, proxy, reason=getattr(error, "reason", "") or str(error))
     if isinstance(own, ProxyFallbackScorer):
         return own
     return ProxyFallbackScorer(own, proxy)
@@ -217,7 +205,7 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         return OpenAICompletionsScorer(client.base_url, client.model, client.api_key, **options)
     except InputError as error:
         cause = f"cannot score with the chain's model {type(model).__name__}: "
-        cause += cannot_score_reason(error)
+        cause += getattr(error, "reason", "") or str(error)
         raise ScorerUnavailableError(
             f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server that "
             f"scores a given text (`camab serve`), or use an OpenAI-compatible chat model: {cause}",
