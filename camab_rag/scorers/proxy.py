@@ -171,9 +171,7 @@ def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
         own = build_own()
     except InputError as error:
         return ProxyFallbackScorer(None, proxy, reason=getattr(error, "reason", "") or str(error))
-    if isinstance(own, ProxyFallbackScorer):
-        return own
-    return ProxyFallbackScorer(own, proxy)
+    return own if isinstance(own, ProxyFallbackScorer) else ProxyFallbackScorer(own, proxy)
 
 
 _READERS: list[Callable[[object], object]] = []

@@ -91,8 +91,7 @@ class RequestEncoder:
         return out
 
     def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
-        encoded = self._tokenize(texts, plain)
-        ids = [[int(i) for i in e["input_ids"]] for e in encoded]
+        ids = [[int(i) for i in e["input_ids"]] for e in self._tokenize(texts, plain)]
         bos = self.tokenizer.bos_token_id
         if bos is None and not all(ids):
             raise InputError("the prompt is empty and the model has no BOS token to start from")
