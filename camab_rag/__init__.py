@@ -5,7 +5,7 @@ sentence) by how much it raises the likelihood of the answer under the chain's o
 ``cite`` turns that into cited answers; ``GroundednessFilter`` flags or blocks an
 unsupported answer. Names that moved to a submodule (``_MOVED`` says where): ``METHODS``,
 ``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``, ``ScoredBy``,
-``TextGenerator``, ``SourceDocument``, ``Segment``, ``segment_documents``,
+``SourceDocument``, ``Segment``, ``segment_documents``,
 ``split_sentences``, ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder``,
 ``StatementAttribution``, ``GaussianLinearPosterior``, ``CitedAnswer``, ``citation_pairs``.
 """
@@ -40,7 +40,7 @@ _LAZY = _by_module(
 __all__ = sorted([*_LAZY, "__version__"])
 _MOVED = _by_module(  # names that left the top level at 0.x (CHANGELOG.md): where each lives now
     {
-        "scorers.base": "BaseScorer ScoreRequest ResponseLogprobs ScoredBy TextGenerator",
+        "scorers.base": "BaseScorer ScoreRequest ResponseLogprobs ScoredBy",
         "methods": "METHODS",
         "posterior": "GaussianLinearPosterior",
         "result": "StatementAttribution",

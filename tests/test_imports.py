@@ -43,7 +43,6 @@ MOVED = {
     "BaseScorer": "camab_rag.scorers.base",
     "ScoreRequest": "camab_rag.scorers.base",
     "ResponseLogprobs": "camab_rag.scorers.base",
-    "TextGenerator": "camab_rag.scorers.base",
     "ScoredBy": "camab_rag.scorers.base",
     "METHODS": "camab_rag.methods",
     "GaussianLinearPosterior": "camab_rag.posterior",

@@ -21,7 +21,7 @@ from vllm_server import VLLMServer
 
 import camab_rag
 from camab_rag.errors import ScorerError
-from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest, TextGenerator
+from camab_rag.scorers.base import ResponseLogprobs, Scorer, ScoreRequest
 from camab_rag.scorers.openai_completions import OpenAICompletionsScorer
 
 if TYPE_CHECKING:
@@ -87,7 +87,6 @@ def assert_agree(got: ResponseLogprobs, want: ResponseLogprobs, tol: float = TOL
 
 def test_protocols(http_scorer: OpenAICompletionsScorer) -> None:
     assert isinstance(http_scorer, Scorer)
-    assert isinstance(http_scorer, TextGenerator)
 
 
 def test_logprobs_agree_with_in_process_scorer(

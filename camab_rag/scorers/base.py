@@ -81,13 +81,6 @@ def parallel_requests(scorer: object) -> int:
     return int(value)
 
 
-@runtime_checkable
-class TextGenerator(Protocol):
-    """A model that answers prompts by greedy decoding (real scorers do too)."""
-
-    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int = 128) -> list[str]: ...
-
-
 def check_messages(prompt: Any) -> list[dict[str, str]]:
     """Validate chat messages: each a mapping with string ``role`` and ``content``."""
     messages = []
@@ -124,13 +117,15 @@ class ScoredBy:
         return cls(str(data["model"]), bool(data.get("proxy", False)), reason and str(reason))
 
 
+def _first_attr(obj: object, names: tuple[str, ...]) -> object:
+    """The first of ``obj``'s attributes ``names`` that is set (not ``None`` or ``""``)."""
+    return next((v for n in names if (v := getattr(obj, n, None)) is not None and v != ""), None)
+
+
 def scorer_model_name(scorer: object) -> str:
     """The name of the model behind a scorer, for reports (never its URL or key)."""
-    for attribute in ("model_name", "model"):
-        name = getattr(scorer, attribute, None)
-        if isinstance(name, str) and name:
-            return name
-    return type(scorer).__name__
+    name = _first_attr(scorer, ("model_name", "model"))
+    return name if isinstance(name, str) else type(scorer).__name__
 
 
 def scored_by(scorer: object) -> ScoredBy:

@@ -112,8 +112,7 @@ def sha256_of_files(paths: Sequence[Path], *, write_to: Path | None = None) -> s
             with open(path, "rb") as handle:
                 while chunk := handle.read(_CHUNK):
                     digest.update(chunk)
-                    if write_to is not None:
-                        out.write(chunk)
+                    out.write(chunk)  # to os.devnull without write_to
     return digest.hexdigest()
 
 
@@ -136,12 +135,9 @@ def ensure_model(name: str = "smollm2") -> Path:
     if spec is None:
         known = ", ".join(sorted(MODELS))
         raise KeyError(f"unknown embedded model {name!r}; known short names: {known}")
-    target = converted_dir(spec)
-    if is_converted(target, spec.sha256):  # no package lookup
-        return target
-    paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
 
-    def gguf(scratch: Path) -> Path:
+    def gguf(scratch: Path) -> Path:  # the packages are looked up only to convert
+        paths = [find_packaged_file(p, install_hint=spec.install_command) for p in spec.pieces]
         one = len(paths) == 1  # else the pieces are joined in the scratch directory
         joined = paths[0] if one else scratch / f"{spec.name}.gguf"
         digest = sha256_of_files(paths, write_to=None if one else joined)
@@ -154,7 +150,7 @@ def ensure_model(name: str = "smollm2") -> Path:
             )
         return joined
 
-    return _converted(target, spec.sha256, spec.name, gguf)
+    return _converted(converted_dir(spec), spec.sha256, spec.name, gguf)
 
 
 def ensure_gguf_converted(gguf_path: Path) -> Path:

@@ -64,11 +64,8 @@ from camab_rag.steps import BlockingCall, Sleep, Steps, adrive, drive
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-E = TypeVar("E", bound=BaseException)
 _CHECK_V1 = "check base_url, which ends with /v1 (http://127.0.0.1:8000/v1 for vLLM)"
 _ENDPOINTS = ("/chat/completions", "/completions", "/models", "/tokenize", "/embeddings")
-
-ChatTemplateRenderer = Callable[[Sequence[ChatMessage]], str]  # with the assistant header
 
 
 class OpenAICompletionsScorer:
@@ -80,12 +77,11 @@ class OpenAICompletionsScorer:
         api_key: sent to this server only, never shown; ``None`` sends none.
         max_concurrency: requests in flight; also :attr:`parallel_requests`.
         timeout: the most seconds one HTTP attempt may take, body included.
-        max_retries, backoff_base, backoff_max: retries of a transient failure, the first
-            and the longest pause (also the cap on ``Retry-After``), in seconds.
-        chat_template_renderer, tokenizer: render chat prompts locally (``messages -> text``,
-            or a local tokenizer directory) for servers without ``/tokenize``.
-        retry_budget_s: the most seconds one request spends on retries after its first
-            failure (``None``: no limit beyond ``max_retries``).
+        max_retries, backoff_base, backoff_max, retry_budget_s: retries of a transient
+            failure, the first and the longest pause (also the cap on ``Retry-After``), and the
+            most seconds spent retrying after the first failure (``None``: no limit), in seconds.
+        chat_template_renderer, tokenizer: render chat prompts locally (``messages -> text``
+            with the assistant header, or a local tokenizer dir) for servers without ``/tokenize``.
         default_headers: extra HTTP headers for every request.
     """
 
@@ -98,7 +94,7 @@ class OpenAICompletionsScorer:
         max_concurrency: int = 8,
         timeout: float = 60.0,
         max_retries: int = 5,
-        chat_template_renderer: ChatTemplateRenderer | None = None,
+        chat_template_renderer: Callable[[Sequence[ChatMessage]], str] | None = None,
         tokenizer: str | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
@@ -122,13 +118,12 @@ class OpenAICompletionsScorer:
                 f"(default_headers={{{in_query[0]!r}: ...}}) or as api_key=... for a Bearer key"
             )
         path = parts.path.rstrip("/")
+        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         if endpoint := next((e for e in _ENDPOINTS if path.endswith(e)), None):
-            root = urlunsplit((parts.scheme, parts.netloc, path[: -len(endpoint)], "", ""))
             raise InputError(
                 f"base_url {public_url(base_url)} ends with the endpoint {endpoint}: pass the "
-                f"server's base URL, which ends with /v1 ({public_url(root)})"
+                f"server's base URL, which ends with /v1 ({self._url.removesuffix(endpoint)})"
             )
-        self._url = public_url(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
         self.base_url = public_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
         self.model, self.timeout = model, float(timeout)
         self.max_concurrency = self.parallel_requests = max_concurrency
@@ -136,7 +131,6 @@ class OpenAICompletionsScorer:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self.secrets = Secrets.of(base_url, api_key, headers)
-        self._has_api_key = bool(api_key)
         user, password = parts.username, unquote(parts.password or "")
         auth = None if user is None else httpx.BasicAuth(unquote(user), password)
         params = httpx.QueryParams(parts.query)  # sent after each request's path
@@ -152,7 +146,7 @@ class OpenAICompletionsScorer:
         self._probe_failure: TransientScorerError | None = None
 
     def __repr__(self) -> str:
-        key = "set" if self._has_api_key else "none"
+        key = "set" if "Authorization" in self._options["headers"] else "none"
         return (
             f"OpenAICompletionsScorer(base_url={self.base_url!r}, model={self.model!r}, "
             f"api_key=<{key}>, max_concurrency={self.max_concurrency})"
@@ -184,8 +178,7 @@ class OpenAICompletionsScorer:
                 retry_after=failure.retry_after,
             )
         # a base URL without /v1 is likelier wrong than a server without /tokenize
-        v1 = self._endpoint_url("models").endswith("/v1/models")
-        check = "" if v1 else f"{_CHECK_V1}; if it is right, "
+        check = "" if self._url.endswith("/v1") else f"{_CHECK_V1}; if it is right, "
         raise NoChatTemplateError(
             f"the server at {url} cannot score chat prompts: {check}it has no /tokenize "
             "endpoint to apply the model's chat template"
@@ -335,8 +328,7 @@ class OpenAICompletionsScorer:
     def _endpoint_url(self, endpoint: Endpoint) -> str:
         if endpoint in ("completions", "models"):
             return f"{self._url}/{endpoint}"
-        root = self._url[: -len("/v1")] if self._url.endswith("/v1") else self._url
-        return f"{root}/tokenize"  # /tokenize lives beside /v1
+        return f"{self._url.removesuffix('/v1')}/tokenize"  # /tokenize lives beside /v1
 
     def _http_client(self) -> httpx.Client:
         """The blocking client (one pool), closed by :meth:`close` or garbage collection."""
@@ -366,7 +358,6 @@ class OpenAICompletionsScorer:
         body = {"model": self.model, **body}
         for attempt in range(self.retry.max_retries + 1):
             limit = self._limit(clock)
-            failure: Exception
             try:
                 reply = yield ApiCall(self, clients, endpoint, body, limit)
                 return parse(self._json(reply, endpoint))
@@ -396,15 +387,11 @@ class OpenAICompletionsScorer:
         return status, tuple(_clip(i, 80) for i in ids if isinstance(i, str))[:20]
 
     def _limit(self, clock: RequestClock) -> float:
-        limit = self.timeout
+        deadline.check()
+        limit, left = self.timeout, deadline.remaining()
         if clock.first_failure is not None and self.retry.budget_s is not None:
             limit = min(limit, self.retry.budget_s - clock.spent())
-        left = deadline.remaining()
-        if left is not None:
-            if left <= 0:
-                raise deadline.expired()
-            limit = min(limit, left)
-        return max(limit, 0.001)
+        return max(limit if left is None else min(limit, left), 0.001)
 
     def _retry_delay(
         self, what: str, attempt: int, clock: RequestClock, error: BaseException
@@ -438,20 +425,18 @@ class OpenAICompletionsScorer:
         return delay
 
     def _json(self, reply: httpx.Response, endpoint: Endpoint) -> Any:
-        path = urlsplit(self._endpoint_url(endpoint)).path
-        status, headers = reply.status_code, reply.headers
+        path, status = urlsplit(self._endpoint_url(endpoint)).path, reply.status_code
         if status >= 400 or status < 200:
-            message = self.secrets.clean(_error_message(reply.content))
-            raise self._status_error(status, headers, message, path)
+            raise self._status_error(reply, path)
         if 300 <= status < 400:
-            target = self.secrets.clean(public_url(headers.get("location", "another URL")))
+            target = self.secrets.clean(public_url(reply.headers.get("location", "another URL")))
             raise RedirectRefusedError(
                 f"the server at {self.base_url} redirected {path} to {target} (HTTP {status}), "
                 "not followed (no credential goes elsewhere): pass that URL as base_url"
             )
         return json.loads(reply.content)  # a ValueError is a malformed body: retried
 
-    def _scrub(self, error: E) -> E:
+    def _scrub(self, error: BaseException) -> BaseException:
         if (clean := self.secrets.clean(str(error))) == str(error):
             return error
         scrubbed = copy.copy(error)
@@ -461,8 +446,6 @@ class OpenAICompletionsScorer:
 
     def _classify(self, exc: BaseException, limit: float) -> BaseException:
         """Map a failed attempt to a ``TransientScorerError`` (retried) or a final error."""
-        if isinstance(exc, CamabError):
-            return self._scrub(exc)
         if isinstance(exc, httpx.TimeoutException):
             return TransientScorerError(f"request timed out after {limit:g} s", unreachable=True)
         if isinstance(exc, httpx.TransportError):
@@ -481,7 +464,7 @@ class OpenAICompletionsScorer:
                 "names the field and position",
                 reason="surrogate",
             )
-        if isinstance(exc, ValueError):  # a malformed JSON body or echo
+        if isinstance(exc, ValueError) and not isinstance(exc, CamabError):  # a malformed body
             return TransientScorerError(
                 self.secrets.clean(f"malformed response body: {type(exc).__name__}: {exc}")
             )
@@ -494,13 +477,12 @@ class OpenAICompletionsScorer:
             self.secrets.clean(message + "model= one of the names its /v1/models lists"), served
         )
 
-    def _status_error(
-        self, status: int, headers: Mapping[str, str], message: str, path: str
-    ) -> BaseException:
+    def _status_error(self, reply: httpx.Response, path: str) -> BaseException:
+        status, message = reply.status_code, self.secrets.clean(_error_message(reply.content))
         server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
         if status == 429 or status == 408 or status >= 500:
-            after = retry_after(headers)
+            after = retry_after(reply.headers)
             return TransientScorerError(
                 f"HTTP {status}: {clipped}", retry_after=after, status_code=status
             )

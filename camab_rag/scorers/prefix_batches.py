@@ -310,13 +310,8 @@ class PrefixBatcher:
             chunks += [rest[f : f + batch_size] for f in range(0, len(rest), batch_size)]
             for chunk in chunks:
                 deadline.check(_FORWARD)  # a long call overshoots by one pass at most
-                first = seqs[chunk[0]][: starts[chunk[0]]]
                 rows = self._run(
-                    [seqs[i] for i in chunk],
-                    [limits[i] for i in chunk],
-                    [requests[i][1] for i in chunk],
-                    [starts[i] for i in chunk],
-                    all(seqs[i][: starts[i]] == first for i in chunk),
+                    [seqs[i] for i in chunk], [limits[i] for i in chunk], [starts[i] for i in chunk]
                 )
                 results.update(zip(chunk, rows))
         finally:
@@ -338,16 +333,12 @@ class PrefixBatcher:
         self.store.insert(ids[:upto], start, cache_kv(cache, 0, start, upto), force=True)
 
     def _run(
-        self,
-        seqs: Sequence[Sequence[int]],
-        limits: Sequence[int],
-        responses: Sequence[Sequence[int]],
-        prefixes: Sequence[int],
-        shared: bool,
+        self, seqs: Sequence[Sequence[int]], limits: Sequence[int], prefixes: Sequence[int]
     ) -> list[np.ndarray]:
         """One pass over ``seqs`` from their stored prefixes: each row's response log-probs."""
         import torch
 
+        shared = all(s[:p] == seqs[0][: prefixes[0]] for s, p in zip(seqs, prefixes))
         if shared:
             looked = [self.store.lookup(seqs[0], prefixes[0])] * len(seqs)
         else:
@@ -396,9 +387,9 @@ class PrefixBatcher:
                 inputs["logits_to_keep"] = torch.tensor(kept, dtype=torch.long, device=self.device)
             logits = self.model(input_ids=input_ids.to(self.device), **inputs).logits
             results = []
-            for row, (w, response) in enumerate(zip(wanted, responses)):
+            for row, (w, seq, lim) in enumerate(zip(wanted, seqs, limits)):
                 logp = torch.log_softmax(logits[row, [column[t] for t in w], :].float(), dim=-1)
-                target = torch.tensor(list(response), device=logp.device).unsqueeze(-1)
+                target = torch.tensor(list(seq[lim + 1 :]), device=logp.device).unsqueeze(-1)
                 results.append(logp.gather(-1, target).squeeze(-1).double().cpu().numpy())
             self.computed_tokens += sum(lengths)
             self.padding_tokens += rows * width - sum(lengths)

@@ -19,6 +19,7 @@ from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
     ScoreRequest,
+    _first_attr,
     parallel_requests,
     scorer_model_name,
 )
@@ -46,14 +47,6 @@ class ChatClientSettings:
 
 def is_openai_endpoint(url: str) -> bool:
     return urlparse(url).hostname == "api.openai.com"
-
-
-def _first_attr(obj: object, names: tuple[str, ...]) -> object:
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None and value != "":
-            return value
-    return None
 
 
 def _secret(value: object) -> str | None:
@@ -141,14 +134,12 @@ class ProxyFallbackScorer:
         both = (self.proxy,) if self.using_proxy else (self.own, self.proxy)
         return min(parallel_requests(s) for s in both)
 
-    def recheck(self) -> bool:
-        """Give the own model another try when due; whether it did."""
+    def recheck(self) -> None:
+        """Give the own model another try when due."""
         with self._lock:
             since = self._switched_at
-            due = since is not None and time.monotonic() - since >= _RECHECK_AFTER_S
-            if due:
+            if since is not None and time.monotonic() - since >= _RECHECK_AFTER_S:
                 self._reason = self._switched_at = None
-            return due
 
     def _score_steps(self, requests: Sequence[ScoreRequest]) -> Steps[list[ResponseLogprobs]]:
         if not self.using_proxy:
@@ -157,7 +148,7 @@ class ProxyFallbackScorer:
             except CannotScoreError as error:
                 with self._lock:
                     if self._reason is None:
-                        self._reason = cannot_score_reason(error)
+                        self._reason = error.reason
                         self._switched_at = time.monotonic()
         return list((yield ScoreCall(self.proxy, requests)))
 
@@ -172,11 +163,6 @@ class ProxyFallbackScorer:
         return f"ProxyFallbackScorer(own={self.own!r}, proxy={self.proxy!r})"
 
 
-def cannot_score_reason(error: BaseException) -> str:
-    """The error's ``reason`` (its cause without the fix), else the error."""
-    return str(getattr(error, "reason", None) or error)
-
-
 def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     """``build_own()``, else ``proxy`` where it cannot score or raises an InputError."""
     if proxy is None:
@@ -184,10 +170,8 @@ def _own_or_proxy(build_own: Callable[[], Any], proxy: Any | None) -> Any:
     try:
         own = build_own()
     except InputError as error:
-        return ProxyFallbackScorer(None, proxy, reason=cannot_score_reason(error))
-    if isinstance(own, ProxyFallbackScorer):
-        return own
-    return ProxyFallbackScorer(own, proxy)
+        return ProxyFallbackScorer(None, proxy, reason=getattr(error, "reason", "") or str(error))
+    return own if isinstance(own, ProxyFallbackScorer) else ProxyFallbackScorer(own, proxy)
 
 
 _READERS: list[Callable[[object], object]] = []
@@ -219,7 +203,7 @@ def _scorer_of_model(model: object, **options: Any) -> Any:
         return OpenAICompletionsScorer(client.base_url, client.model, client.api_key, **options)
     except InputError as error:
         cause = f"cannot score with the chain's model {type(model).__name__}: "
-        cause += cannot_score_reason(error)
+        cause += getattr(error, "reason", "") or str(error)
         raise ScorerUnavailableError(
             f"{PROXY_FIX}, or scorer=camab_rag.OpenAICompletionsScorer(...) for a server that "
             f"scores a given text (`camab serve`), or use an OpenAI-compatible chat model: {cause}",

@@ -71,30 +71,27 @@ class RequestEncoder:
         # the joint text is tokenized only where the response alone is altered
         whole = [i for i, tokens in enumerate(alone) if not tokens[2]]
         joint = [texts[i] + requests[i].response for i in whole]
-        joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole], offsets=True)))
+        joints = dict(zip(whole, self._tokenize(joint, [plain[i] for i in whole])))
         return [
             self._split(len(texts[i]), prompts[i], alone[i], joints.get(i), r.response)
             for i, r in enumerate(requests)
         ]
 
-    def _tokenize(
-        self, texts: Sequence[str], plain: Sequence[bool], *, offsets: bool
-    ) -> list[dict[str, Any]]:
+    def _tokenize(self, texts: Sequence[str], plain: Sequence[bool]) -> list[dict[str, Any]]:
         """One batched tokenizer call per kind of text (with or without special tokens)."""
         out: list[dict[str, Any]] = [{} for _ in texts]
         for special in (True, False):
             if where := [i for i, p in enumerate(plain) if p is special]:
                 chosen = [texts[i] for i in where]
                 batch = self.tokenizer(
-                    chosen, add_special_tokens=special, return_offsets_mapping=offsets
+                    chosen, add_special_tokens=special, return_offsets_mapping=True
                 )
                 for k, i in enumerate(where):
                     out[i] = {key: batch[key][k] for key in batch}
         return out
 
     def _prompt_ids(self, texts: Sequence[str], plain: Sequence[bool]) -> list[list[int]]:
-        encoded = self._tokenize(texts, plain, offsets=False)
-        ids = [[int(i) for i in e["input_ids"]] for e in encoded]
+        ids = [[int(i) for i in e["input_ids"]] for e in self._tokenize(texts, plain)]
         bos = self.tokenizer.bos_token_id
         if bos is None and not all(ids):
             raise InputError("the prompt is empty and the model has no BOS token to start from")
@@ -195,8 +192,7 @@ class TransformersScorer(BaseScorer):
     Args:
         model: an embedded model's short name (``"smollm2"``, ``"qwen2.5-0.5b"``), a local
             transformers directory, a ``.gguf`` file, a hub id in the local cache, or a
-            causal LM already loaded (with ``tokenizer``; it keeps its dtype and device).
-        tokenizer: the tokenizer of a loaded ``model``.
+            causal LM already loaded (with its ``tokenizer=``; it keeps its dtype and device).
         dtype: ``"float32"`` (default, exact), ``"bfloat16"`` or ``"float16"``.
         num_threads: torch intra-op threads (process-wide; ``None`` keeps it).
         batch_size: requests per forward pass; off the CPU also :attr:`parallel_requests`.
@@ -227,7 +223,6 @@ class TransformersScorer(BaseScorer):
 
         if num_threads is not None:
             torch.set_num_threads(num_threads)
-        self.model: Any
         if isinstance(model, (str, os.PathLike)):
             self.dtype = dtype or "float32"
             self.model, tokenizer, device = _load(model, tokenizer, self.dtype, device)

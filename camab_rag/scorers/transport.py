@@ -139,16 +139,9 @@ class ApiCall:
         http, url, limit = self.clients, self.scorer._endpoint_url(self.endpoint), self.limit
         assert http is not None  # the client of async_client()
         method = "GET" if self.body is None else "POST"
-
-        async def attempt() -> httpx.Response:
-            async with http.stream(method, url, json=self.body, timeout=limit) as response:
-                content = b"".join([chunk async for chunk in response.aiter_raw()])
-                return httpx.Response(
-                    response.status_code, headers=response.headers, content=content
-                )
-
+        request = http.request(method, url, json=self.body, timeout=limit)
         try:
-            return await asyncio.wait_for(attempt(), limit)
+            return await asyncio.wait_for(request, limit)  # the body included
         except asyncio.TimeoutError:
             raise httpx.ReadTimeout("the response did not end in time") from None
 
@@ -328,12 +321,10 @@ def _text_mode_boundary(
             f"boundary at {prompt_chars}): end the prompt with a space or newline, or use a "
             "server with a /tokenize endpoint (vLLM)"
         )
-    picked = entries[start:]
-    joined = "".join(e.token for e in picked)
-    if joined != response:
-        echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
-        if echoed != response:
-            raise _mismatch(joined, response)
+    joined = "".join(e.token for e in entries[start:])
+    echoed = text[prompt_chars:full_len] if isinstance(text, str) else None
+    if response not in (joined, echoed):
+        raise _mismatch(joined, response)
     return start, [o - prompt_chars for o in offsets[start:]]
 
 
@@ -342,13 +333,9 @@ def _offsets_in_response(
 ) -> list[int]:
     """Token-id mode: character offsets of the response tokens, checked to re-join."""
     joined = "".join(e.token for e in picked)
-    rejoins = joined == response
-    if not rejoins and isinstance(text, str):
-        # tokens may split a character (an emoji): the echoed text must end with the response
-        tail = "".join(e.token for e in generated)
-        body = text[: len(text) - len(tail)] if tail and text.endswith(tail) else text
-        rejoins = body.endswith(response)
-    if not rejoins:
+    # tokens may split a character (an emoji): the echoed text must end with the response
+    body = text.removesuffix("".join(e.token for e in generated)) if isinstance(text, str) else ""
+    if joined != response and not body.endswith(response):
         raise _mismatch(joined, response)
     if all(e.offset is not None for e in picked):
         starts = [int(e.offset or 0) for e in picked]
