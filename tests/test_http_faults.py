@@ -294,6 +294,15 @@ def test_persistent_503_is_a_clear_error(server: FaultyServer) -> None:
     assert len(server.completions) == 3
 
 
+def test_a_501_is_not_retried(server: FaultyServer) -> None:
+    """501 Not Implemented: the server will never do it, so it is a final error at once."""
+    server.default = ("status", 501, {}, {"error": {"message": "completions not implemented"}})
+    with pytest.raises(ScorerError, match=r"HTTP 501 from .*: completions not implemented") as e:
+        make_scorer(server, max_retries=2).score([REQUEST])
+    assert not isinstance(e.value, TransientScorerError)
+    assert len(server.completions) == 1
+
+
 def test_retries_stop_when_the_retry_budget_is_spent(server: FaultyServer) -> None:
     server.default = ("status", 503, {}, {"error": {"message": "overloaded"}})
     # pauses of 0.5-1 s then 1-2 s: the second would take the waiting past 1.2 s

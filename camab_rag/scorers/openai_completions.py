@@ -481,7 +481,7 @@ class OpenAICompletionsScorer:
         status, message = reply.status_code, self.secrets.clean(_error_message(reply.content))
         server, clipped = f"the server at {self.base_url}", _clip(message, 200)
         lowered = message.lower()
-        if status == 429 or status == 408 or status >= 500:
+        if status in (408, 429) or (status >= 500 and status != 501):  # 501: never retried
             after = retry_after(reply.headers)
             return TransientScorerError(
                 f"HTTP {status}: {clipped}", retry_after=after, status_code=status
