@@ -4,8 +4,9 @@ from planted import PlantedReward, auroc, brute_force_shapley
 
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.errors import InputError
-from camab_rag.methods import Camab, ContextCite, KernelShap
+from camab_rag.methods import Auto, Camab, ContextCite, KernelShap
 from camab_rag.methods.base import lasso
+from camab_rag.methods.registry import method_from_config
 
 SEEDS = range(20)
 
@@ -222,3 +223,20 @@ def test_thousands_of_segments_run_and_find_the_signal():
     assert result.scores.shape == (n,)
     assert np.all(np.isfinite(result.scores))
     assert set(result.top_k(2)) == {10, 1500}
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "named"),
+    [
+        ("camab", {"early_stop": {"patience": 3}}, "'early_stop', removed"),
+        ("auto", {"halves_estimator": "flat_intercept"}, "'halves_estimator', removed"),
+        ("auto", {"estimator": "posterior_mean"}, "unknown estimator 'posterior_mean'"),
+    ],
+)
+def test_a_stored_config_with_a_removed_option_is_refused_by_name(name, config, named) -> None:
+    """A result stored before an option went is refused naming it, not silently refit
+    another way; the option at what runs now (None, "lasso") is dropped."""
+    with pytest.raises(InputError, match=named):
+        method_from_config(name, config)
+    assert method_from_config("camab", {"early_stop": None}) == Camab()
+    assert method_from_config("auto", {"halves_estimator": "lasso"}) == Auto()

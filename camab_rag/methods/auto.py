@@ -98,7 +98,7 @@ class _Switches:
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
+                raise InputError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
 
 
 def budget_rule(

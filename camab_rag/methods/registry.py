@@ -39,6 +39,9 @@ def get_method(method: str | Method, **options: Any) -> Method:
         raise InputError(f"bad options for method {method!r}: {error}") from None
 
 
+_RETIRED = {"early_stop": None, "halves_estimator": "lasso"}
+
+
 def method_from_config(name: str, config: dict[str, Any]) -> Method:
     """Rebuild the method of a result from its name and ``method_config``."""
     options = dict(config)
@@ -46,6 +49,9 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     groups = options.pop("groups", None)
     stage1_calls = options.pop("stage1_calls", None)
     options.pop("budget_left", None)  # what the run left unspent, not a setting
+    for key, now in _RETIRED.items():  # removed options: harmless at what runs now
+        if options.pop(key, now) != now:
+            raise InputError(f"method_config holds {key!r}, removed in 0.x (CHANGELOG): drop it")
     if name == "prior":  # a free model's prior: its weights are in the config
         return FreePrior(**options)
     method = Auto._variant(**options) if name == "auto" else get_method(name, **options)
