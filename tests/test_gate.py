@@ -222,6 +222,7 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
     question = "How much does the rabies vaccine cost?"
     stale = assess_answer(question, pages, "The rabies vaccine costs 35 euros.", KeywordScorer())
     assert stale.verdict == "uncertain" and stale.sentences[0].contested == ("35",)
+    assert repr(stale).endswith("0 unsupported, contested: '35')")  # the reason, in its repr
     assert (
         verdict_text(stale) == "The sources disagree on \u201c35\u201d: check which one is current"
     )

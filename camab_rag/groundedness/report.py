@@ -118,10 +118,12 @@ class GroundednessReport:
 
     def __repr__(self) -> str:
         p = "" if self.p_unsupported is None else f", p_unsupported={self.p_unsupported:.2f}"
-        flagged = len(self.unsupported_sentences)
+        flagged = f"{len(self.unsupported_sentences)} unsupported"
+        contested = [w for s in self.sentences for w in s.contested or ()]
+        flagged += f", contested: {', '.join(map(repr, contested))}" if contested else ""
         return (
             f"GroundednessReport({'abstained' if self.abstained else self.verdict}{p}, "
-            f"score={self.score:.3f}, {len(self.sentences)} sentence(s), {flagged} unsupported)"
+            f"score={self.score:.3f}, {len(self.sentences)} sentence(s), {flagged})"
         )
 
     @property
