@@ -30,8 +30,8 @@ lint:
 		integrations/llama-index-llms-camab/tests/test_llms_camab.py \
 		integrations/llama-index-embeddings-camab/tests/test_embeddings_camab.py
 
-# lint runs inside run_tests.sh, after it starts the shared vLLM server: the server boots
-# while mypy runs (see scripts/run_tests.sh)
+# lint runs inside run_tests.sh, as one of the short steps that fill the tail after the
+# long suites (see scripts/run_tests.sh)
 test:
 	scripts/setup.sh test
 	MAKE="$(MAKE)" scripts/run_tests.sh --lint

@@ -7,10 +7,11 @@
 # `camab serve`, in the background, and shared by every suite through CAMAB_TEST_VLLM_PORT:
 # the suites that need it wait for its health.
 #
-# The steps (`make lint` and the suites) run on CAMAB_TEST_JOBS workers at once (default:
-# one more than the CPU count, at most 4), each taking the next step from one list, longest
-# first: the suites are single-threaded Python most of the time and each also waits (on the
-# vLLM server, on the CLI's subprocesses), so one worker more than the cores keeps both
+# The steps (`make lint` and the suites; the core's tests/ is two of them, split by file)
+# run on CAMAB_TEST_JOBS workers at once (default: one more than the CPU count, at most 4),
+# each taking the next step from one list, longest first: the suites are single-threaded
+# Python most of the time and each also waits (on the vLLM server, on the CLI's
+# subprocesses), so one worker more than the cores keeps both
 # cores busy through those waits (one worker runs them one after the other). Each step's
 # output goes to .pytest_cache/run_tests/STEP.log and is printed whole when the step ends,
 # so two steps' lines never interleave. Each pytest run gets OMP_NUM_THREADS = cores / workers
@@ -19,8 +20,8 @@
 #
 #   scripts/run_tests.sh [PYTEST_ARGS...]         the suites
 #   scripts/run_tests.sh --lint [PYTEST_ARGS...]  `make lint` as one more step (what `make
-#       test` runs): it starts first, while the server boots (about a minute of CPU); a lint
-#       failure fails the run once every step has ended
+#       test` runs): about a minute of CPU with no waits, it is one of the short steps that
+#       fill the tail; a lint failure fails the run once every step has ended
 set -uo pipefail
 # job control: each worker is its own process group, so an interrupted run stops its pytest
 # processes too (stop_all)
@@ -55,7 +56,8 @@ if [ "${CAMAB_SKIP_VLLM:-0}" != "1" ] && [ -x .venv-vllm/bin/python ] \
     echo "run_tests: shared vLLM server (camab serve) starting on 127.0.0.1:$port (pid $server_pid)"
 fi
 
-cores="$(nproc 2>/dev/null || echo 1)"
+# (nproc reads OMP_NUM_THREADS as a CPU count: a caller's OMP_NUM_THREADS=1 made 2 workers)
+cores="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)"
 jobs="${CAMAB_TEST_JOBS:-$((cores < 3 ? cores + 1 : 4))}"
 if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
     echo "run_tests: CAMAB_TEST_JOBS must be a positive whole number, got '$jobs'" >&2
@@ -69,19 +71,28 @@ if [ "${1:-}" = "--lint" ]; then
     shift
 fi
 
-# The steps, longest first (seconds on 2 cores, serial, 2026-11: lint 50, tests/ 288,
-# langchain 263, camab-cli 150, post-processor 95, llms 25, embeddings 17): a worker that
-# ends a step takes the next one. A suite not named here runs last.
-steps=()
-[ "$lint" = 1 ] && steps+=(lint)
-order=(tests integrations/langchain-camab tools/camab-cli
+# tests/ is two steps of about the same CPU time: tests:a runs these files (model tests
+# that need no vLLM server, so it works from the start while the server boots), tests:b
+# the rest of tests/ (a new file lands there). Each pytest start costs about 20 CPU-s of
+# imports, so the split is in two, not more.
+core_a=(test_transformers_scorer.py test_gate.py test_gate_word_rules.py test_conflicts.py
+    test_prior.py test_auto_spends_budget.py test_auto_small_contexts.py test_auto_ties.py
+    test_auto_lexical_prior.py)
+
+# The steps, the longest in wall time first (on 2 cores, 3 workers, 2026-11: camab-cli
+# 470 s for 130 CPU-s, as it waits on subprocesses and the server; langchain 280 CPU-s;
+# tests/ 430 CPU-s in two; post-processor 185; lint 50; llms 55; embeddings 40), so the
+# short ones fill the tail: a worker that ends a step takes the next one. The other suites
+# (the llms and embeddings adapters, and any new one) follow these five, then lint.
+steps=(tools/camab-cli integrations/langchain-camab tests:a tests:b
     integrations/llama-index-postprocessor-camab)
-for pkg in "${order[@]}" tools/*/ integrations/*/; do
+for pkg in tools/*/ integrations/*/; do
     pkg="${pkg%/}"
-    if [ "$pkg" = tests ] || [ -d "$pkg/tests" ]; then
+    if [ -d "$pkg/tests" ]; then
         case " ${steps[*]} " in *" $pkg "*) ;; *) steps+=("$pkg") ;; esac
     fi
 done
+[ "$lint" = 1 ] && steps+=(lint)
 steps+=(benchmarks)
 
 logs=.pytest_cache/run_tests
@@ -97,8 +108,12 @@ run_step() {
     shift
     if [ "$step" = lint ]; then
         "${timer[@]}" "${MAKE:-make}" lint
-    elif [ "$step" = tests ]; then
-        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest tests "$@"
+    elif [ "$step" = tests:a ]; then
+        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest \
+            "${core_a[@]/#/tests/}" "$@"
+    elif [ "$step" = tests:b ]; then
+        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest tests \
+            "${core_a[@]/#/--ignore=tests/}" "$@"
     elif [ "$step" = benchmarks ]; then
         # the development benchmarks' pure-logic tests (their model smoke run is left to a
         # developer)
@@ -118,7 +133,7 @@ worker() {
             _ "$logs/next")"
         [ "$index" -lt "${#steps[@]}" ] || return 0
         step="${steps[$index]}"
-        name="${step//\//_}"
+        name="${step//[\/:]/_}"
         began=$SECONDS
         rc=0
         timer=()
@@ -131,6 +146,7 @@ worker() {
             cat "$logs/$name.log"
             label="$step/"
             [ "$step" = lint ] && label="make lint"
+            [[ "$step" = tests:* ]] && label="tests/ (${step#tests:})"
             echo "run_tests: $label took $((SECONDS - began)) s$cpu (exit status $rc)"
             echo "$index $rc" >> "$logs/status"
         } 9> "$logs/print.lock"

@@ -110,18 +110,15 @@ DOCS = [
     "The Eiffel Tower is in Paris.",
     "Mount Fuji is the highest mountain in Japan.",
     "The Danube flows through Vienna.",
-    "Bananas are rich in potassium.",
-    "The Louvre is a museum in Paris.",
-    "Copper conducts electricity well.",
     "Tokyo is the capital of Japan.",
 ]
 ANSWER = "Mount Fuji is the highest mountain in Japan."
 
 
 def test_prior_switch_spends_free_calls_first_and_counts_them_apart(smollm2_scorer):
-    """``Attributor(scorer, prior=free_scorer)``: the free model attributes first (7
-    documents: 64 of the 128 subsets), the target then makes ``budget`` calls with its
-    scores as the prior, and the result records both counts. The same model serves as
+    """``Attributor(scorer, prior=free_scorer)``: the free model attributes first (4
+    documents: all 16 subsets, within its 64 calls), the target then makes ``budget``
+    calls with its scores as the prior, and the result records both counts. The same model serves as
     both here (the only model the tests load), so the prior is exact and the target's 8
     calls find the document that holds the answer."""
     from camab_rag import Attributor
@@ -131,7 +128,7 @@ def test_prior_switch_spends_free_calls_first_and_counts_them_apart(smollm2_scor
     result = door.run("Which is Japan's highest mountain?", DOCS, ANSWER)
     assert result.method == "prior"
     assert result.n_queries == 8
-    assert result.method_config["free_calls"] == 64
+    assert result.method_config["free_calls"] == 16
     assert result.method_config["free_model"] == result.scored_by.model
     assert int(np.argmax(result.scores)) == 1
     free = np.array(result.method_config["free_weights"])
