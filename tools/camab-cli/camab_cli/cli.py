@@ -473,7 +473,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         parents=[shared_parser()],
         help="attribute the answers of a JSON/JSONL file",
         description="Attribute each record's response (question, documents, response; the "
-        "response is generated when absent) and print the cited answer.",
+        "response is generated when absent) and print the cited answer. Exit status: 0 every "
+        "record attributed, 1 some records were bad or failed (the others are printed), 2 bad "
+        "usage or input (a missing file, an existing --out without --force, no readable "
+        "record), 130 interrupted.",
     )
     attribute.add_argument("input", help="JSON or JSONL file of records ('-' reads stdin)")
     attribute.add_argument("--format", choices=FORMATS, default="terminal")

@@ -119,7 +119,7 @@ class Progress:
         """End the bar with ``label: summary in N s`` (and, for a task that stopped early,
         how many of the planned steps it needed)."""
         if self.stopped_early:
-            summary += f" (of the {self.total} planned: subsets shared or the run converged)"
+            summary += f" (of the {self.total} planned: subsets shared)"
         self.message(f"{self.label}: {summary} in {time.perf_counter() - self.started:.1f} s")
 
     def close(self) -> None:

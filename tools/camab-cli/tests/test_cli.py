@@ -471,7 +471,7 @@ def test_the_progress_total_never_changes_and_an_early_stop_is_said(
     if early:
         assert done < total and err.rstrip().splitlines()[-2].endswith("needed fewer"), err
         # not "stopped early" (fresh-user review 10): a shared subset is no early stop
-        assert summary.group(2) == f" (of the {total} planned: subsets shared or the run converged)"
+        assert summary.group(2) == f" (of the {total} planned: subsets shared)"
     else:
         assert done == total and summary.group(2) == "", err
 
