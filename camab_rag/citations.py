@@ -252,15 +252,16 @@ def choose_sources(
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
     covered: set[str] = set()
     chosen: list[int] = []
+    valued = any(key != key.lower() or is_number(value) for key, value in found.items())
+    checked = rule.new_words and (valued or any(held))  # a number or name none holds: none
     for unit in replace(rule, top_k=None).select(standing):
-        if unit in excluded or (rule.new_words and any(held) and not held[unit] - covered):
+        if unit in excluded or (checked and not held[unit] - covered):
             continue
         chosen.append(unit)
         covered |= held[unit]
         if rule.top_k is not None and len(chosen) == rule.top_k:
             return chosen
     # the holders: units holding every number and name, of those sharing the most words
-    valued = any(key != key.lower() or is_number(value) for key, value in found.items())
     full = [u for u, keys_held in enumerate(held) if valued and len(keys_held) == len(keys)]
     holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
     floor = _holder_floor(unrelated)

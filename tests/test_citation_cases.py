@@ -281,3 +281,17 @@ def test_citations_read_facts_by_the_gates_rule() -> None:
         "Eiffel tower, Gustave, 3.50 euros, three.",
     ]
     assert holders(sentence, pages) == [0]
+
+
+def test_a_number_no_source_holds_cites_no_source() -> None:
+    """The README's rule: a cited source holds a number or name of the sentence. A year no
+    page states ("2020" over a 2019 price page) cites nothing, whatever the scores say;
+    the page that holds the year is cited."""
+    texts = [
+        "Old prices 2019: a basic service costs 49 euros.",
+        "We are open Monday to Friday from 9:00 to 18:00.",
+        "The café next door serves coffee and cake.",
+    ]
+    scores = np.array([1.5, 0.9, 0.0])
+    assert choose_sources("The answer is: 2020", scores, texts, CitationRule()) == []
+    assert choose_sources("The answer is: 2019", scores, texts, CitationRule()) == [0]
