@@ -70,6 +70,8 @@ if [ "${1:-}" = "--lint" ]; then
     lint=1
     shift
 fi
+# each step's log names its slowest tests (what to trim when make test grows)
+set -- --durations=10 --durations-min=5 "$@"
 
 # tests/ is two steps of about the same CPU time: tests:a runs these files (model tests
 # that need no vLLM server, so it works from the start while the server boots), tests:b
