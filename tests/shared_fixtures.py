@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
-from vllm_server import VLLMServer, require_vllm, smollm2_dir
+from vllm_server import VLLMServer, smollm2_server
 
 if TYPE_CHECKING:
     from camab_rag.scorers.transformers_scorer import TransformersScorer
@@ -39,7 +39,5 @@ def smollm2_scorer() -> TransformersScorer:
 @pytest.fixture(scope="session")
 def vllm_server() -> Iterator[VLLMServer]:
     """The embedded SmolLM2 served by vLLM on 127.0.0.1 as ``smollm2``."""
-    if not os.environ.get("CAMAB_TEST_VLLM_PORT"):  # no server running already
-        require_vllm()
-    with VLLMServer(smollm2_dir(), "smollm2") as server:
+    with smollm2_server() as server:
         yield server

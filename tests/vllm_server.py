@@ -22,7 +22,14 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["VLLMServer", "free_port", "require_vllm", "smollm2_dir", "vllm_missing_reason"]
+__all__ = [
+    "VLLMServer",
+    "free_port",
+    "require_vllm",
+    "smollm2_dir",
+    "smollm2_server",
+    "vllm_missing_reason",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 EXTERNAL_PORT_ENV = "CAMAB_TEST_VLLM_PORT"
@@ -159,3 +166,12 @@ def smollm2_dir() -> Path:
     from camab_rag.scorers.models import ensure_model
 
     return ensure_model("smollm2")
+
+
+def smollm2_server() -> VLLMServer:
+    """The embedded SmolLM2 served as ``smollm2``: the shared server ``run_tests.sh`` started
+    (``CAMAB_TEST_VLLM_PORT``), else a new one (skipped without vLLM, except in CI). Use as a
+    context manager: it waits for ``/health`` either way."""
+    if not os.environ.get(EXTERNAL_PORT_ENV):
+        require_vllm()
+    return VLLMServer(smollm2_dir(), "smollm2")

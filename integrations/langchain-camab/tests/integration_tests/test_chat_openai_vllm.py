@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -35,10 +34,7 @@ pytestmark = [pytest.mark.model, pytest.mark.server]
 
 @pytest.fixture(scope="module")
 def vllm_base_url() -> Iterator[str]:
-    helper = repo_tests_module("vllm_server.py")
-    if not os.environ.get("CAMAB_TEST_VLLM_PORT"):  # else run_tests.sh's shared server
-        helper.require_vllm()
-    with helper.VLLMServer(helper.smollm2_dir(), "smollm2") as server:  # waits for /health
+    with repo_tests_module("vllm_server.py").smollm2_server() as server:
         yield server.base_url
 
 
