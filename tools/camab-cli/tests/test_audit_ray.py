@@ -35,9 +35,16 @@ ROWS.insert(2, {"id": "bad", "question": "Q?", "documents": 5, "response": "x"})
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
+    # Ray runs its workers at nice 15; beside the other test steps they got ~1/30 of a core
+    # (5 min for this test, 40 s alone), so they run at the test's own priority here
     for attempt in (1, 2):  # Ray waits 30 s (fixed) for its raylet: a busy machine can miss it
         try:
-            ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+            ray.init(
+                num_cpus=2,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                _system_config={"worker_niceness": 0},
+            )
             break
         except Exception as error:
             ray.shutdown()
