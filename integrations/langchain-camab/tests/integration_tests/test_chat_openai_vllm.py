@@ -30,6 +30,7 @@ from tests.integration_tests.hotpot import (
 )
 
 pytestmark = [pytest.mark.model, pytest.mark.server]
+BUDGET = 4  # each call is a forward pass of the whole prompt on the shared CPU server
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_chat_openai_chain_is_attributed_by_its_own_server(
 ) -> None:
     llm = _chat_openai(vllm_base_url)
     handler = CamabCallbackHandler(
-        settings=CHAIN_SETTINGS.with_changes(budget=8)
+        settings=CHAIN_SETTINGS.with_changes(budget=BUDGET)
     )  # scorer=None: from the chain's ChatOpenAI
     chain = rag_chain(retriever, llm)
     example = easy_examples[0]
@@ -65,7 +66,7 @@ def test_chat_openai_chain_is_attributed_by_its_own_server(
     assert result.status == "ok", result.error
     assert result.prompt_mode == "captured"
     assert result.response == message.content
-    assert 0 < result.n_queries <= 8
+    assert 0 < result.n_queries <= BUDGET
     assert message.response_metadata["attribution"]["status"] == "ok"
     assert result.n_documents == 4 and result.document_scores.shape == (4,)
 
@@ -79,14 +80,14 @@ def test_a_streamed_answer_gets_its_attribution_in_the_last_chunk(
     answer = RunnableLambda(lambda x: {**x, "context": format_docs(x["context"])}) | PROMPT | llm
     chain = RunnablePassthrough.assign(context=lambda x: retriever.invoke(x["question"])).assign(
         answer=answer
-    ) | CamabAttributor(llm=llm, settings=CHAIN_SETTINGS.with_changes(budget=8), prompt=PROMPT)
+    ) | CamabAttributor(llm=llm, settings=CHAIN_SETTINGS.with_changes(budget=BUDGET), prompt=PROMPT)
     chunks = list(chain.stream({"question": easy_examples[0].question}))
     tokens = [c["answer"] for c in chunks[:-1] if "answer" in c]
     assert len(tokens) >= 2 and all(isinstance(t, AIMessageChunk) for t in tokens)
     data = chunks[-1]["attribution"]
     assert data["status"] == "ok", data["error"]
     assert data["prompt_mode"] == "captured"
-    assert 0 < data["n_queries"] <= 8 and len(data["documents"]) == 4
+    assert 0 < data["n_queries"] <= BUDGET and len(data["documents"]) == 4
     message = tokens[0]
     for token in [*tokens[1:], chunks[-1]["answer"]]:
         message = message + token
@@ -102,7 +103,7 @@ def test_async_attribution_leaves_no_connection_open(
     async def run() -> list[str]:
         llm = _chat_openai(vllm_base_url)
         handler = AsyncCamabCallbackHandler(
-            settings=CHAIN_SETTINGS.with_changes(budget=4)
+            settings=CHAIN_SETTINGS.with_changes(budget=BUDGET)
         )  # its scorer: built from the run
         chain = rag_chain(retriever, llm)
         statuses = []
