@@ -3,6 +3,11 @@
 #   make test   set up .venv (+ dev tools, integrations, vLLM) and run lint, types and tests
 .PHONY: demo test lint
 
+# Python may write bytecode into the environments setup.sh makes (.venv, .venv-vllm): where
+# PYTHONDONTWRITEBYTECODE is set, every process compiles torch (or vLLM) again, and setup's
+# check that vLLM imports would leave the server's start nothing to reuse.
+unexport PYTHONDONTWRITEBYTECODE
+
 # Tests are type-checked too, but test functions and fixtures may go unannotated: these
 # flags relax every module, and pyproject.toml pins the packages back to strict, so all of
 # the repository is one mypy configuration with one cache (.mypy_cache). Three runs only

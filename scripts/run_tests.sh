@@ -28,6 +28,11 @@ set -uo pipefail
 set -m
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE
+# Every Python process here (the pytest runs, the vLLM server, the CLI's subprocesses, Ray's
+# workers) imports torch or vLLM: where PYTHONDONTWRITEBYTECODE is set, each one compiles
+# them from source again (torch and transformers: 14 CPU-s a process, 8 of them compiling).
+# The bytecode goes into .venv and .venv-vllm, the environments setup.sh made.
+unset PYTHONDONTWRITEBYTECODE
 
 server_pid=""
 workers=()
