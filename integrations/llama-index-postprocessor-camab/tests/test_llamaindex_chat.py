@@ -90,10 +90,10 @@ def _turns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
 
 def _chat(index: Any, scorer: Any, turns: list[tuple[str, str, str]], mode: str) -> Any:
-    """A chat engine of ``mode`` answering ``turns`` by script, wrapped, 3 nodes a turn."""
+    """A chat engine of ``mode`` answering ``turns`` by script, wrapped, 2 nodes a turn."""
     llm = ScriptedLLM(script={q: a for q, a, _ in turns})
-    inner = index.as_chat_engine(chat_mode=mode, llm=llm, similarity_top_k=3)
-    return CamabChatEngine(inner, scorer, settings=CHAIN_SETTINGS.with_changes(budget=8))
+    inner = index.as_chat_engine(chat_mode=mode, llm=llm, similarity_top_k=2)
+    return CamabChatEngine(inner, scorer, settings=CHAIN_SETTINGS.with_changes(budget=4))
 
 
 def _top_title(response: Any) -> str:
@@ -115,8 +115,8 @@ def test_each_turn_cites_its_own_paragraph(
         assert info["status"] == "ok", info["error"]
         assert info["question"] == question
         assert info["prompt_mode"] == "captured", info["prompt_note"]
-        assert info["n_queries"] == 8  # 3 nodes: every subset once
-        assert len(response.source_nodes) == 3
+        assert info["n_queries"] == 4  # 2 nodes: every subset once
+        assert len(response.source_nodes) == 2
         assert _top_title(response) == title
     assert len(engine.chat_history) == 4  # the wrapped engine's memory holds both turns
 
@@ -138,7 +138,7 @@ async def test_achat_attributes_each_turn(
 def _check_streamed(stream: Any, title: str) -> None:
     info = stream.metadata[ATTRIBUTION_KEY]
     assert info["status"] == "ok", info["error"]
-    assert info["n_queries"] == 8
+    assert info["n_queries"] == 4
     assert info["prompt_mode"] == "captured", info["prompt_note"]
     assert _top_title(stream) == title
 

@@ -30,7 +30,7 @@ from camab_rag.settings import CHAIN_SETTINGS
 from tests.integration_tests.hotpot import BM25Retriever, format_docs, load_rows
 
 pytestmark = pytest.mark.model
-K = 3  # paragraphs retrieved per turn
+K = 2  # paragraphs retrieved per turn: the answer's own and another
 BUDGET = 2**K  # every subset once
 
 
