@@ -160,6 +160,18 @@ else
     echo "setup: .venv ready ($mode)"
 fi
 
+# The embedded model, converted once from its GGUF package into the cache
+# (~/.cache/camab-rag, CAMAB_RAG_CACHE; about 50 CPU-s, a no-op once done): here, while
+# vLLM's set-up ends on the other core, not inside the first test (or the server's start)
+# that loads it while the other steps wait.
+if ! converted="$(.venv/bin/python -c 'from camab_rag.scorers.models import ensure_model
+print(ensure_model("smollm2"))' 2>&1)"; then
+    echo "$converted" >&2
+    echo "setup: the embedded model could not be converted" >&2
+    exit 1
+fi
+echo "setup: embedded model in ${converted##*$'\n'}"
+
 # The HTML renderer's tests open pages in a real headless browser (Debian chromium, about a
 # minute to install). Installed only in test mode, and only where apt-get runs as root.
 if [ "$mode" = "test" ] && ! command -v chromium >/dev/null 2>&1; then
