@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -131,6 +131,11 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
                 f"{type(raw).__name__}"
             )
         context = input[self.context_key]
+        if not (_single(context) or isinstance(context, Iterable)):
+            raise WrongTypeError(
+                f"the documents under '{self.context_key}' must be Documents, strings or a "
+                f"list of them, got {type(context).__name__}"
+            )
         documents = [context] if _single(context) else list(context)
         return ChainCall(question, answer, documents), input.get("prompt")
 
@@ -228,7 +233,10 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
     def _failed(self, input: object, error: Exception, run_id: str | None, summary: bool) -> Any:
         """The input with the failure recorded; a blocking filter still judges it, so an
         answer it cannot check is replaced (fails closed) unless ``on_error="pass"``."""
-        failed = AttributionResult.failed(error, run_id=run_id)
+        settings = self.runs.settings
+        failed = AttributionResult.failed(
+            error, run_id=run_id, method=settings.method_instance.name, budget=settings.budget
+        )
         if self.runs.gate is not None:
             failed = replace(failed, groundedness=self.runs.gate.judge(failed))
         self.runs.record(None, failed)

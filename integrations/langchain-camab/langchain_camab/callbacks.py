@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from camab_rag.errors import InputError, NoContextError, WrongTypeError
+from camab_rag.errors import AttributionPendingError, InputError, NoContextError, WrongTypeError
 from camab_rag.integration import METADATA_KEY, Attachment, ChainCall, Runs, fill, prompt_holds
 from langchain_camab.chat_models import explain_refused_key, scorer_from_run
 from langchain_camab.native import (
@@ -43,6 +43,32 @@ QUESTION_KEYS = ("input", "question", "query")
 CONTEXT_KEYS = ("context", "documents", "docs")
 
 
+RUNNING = "is still being attributed: handler.wait(run_id) or handler.await_result(run_id)"
+
+
+class Results(Mapping[Any, "AttributionResult"]):
+    """Finished results by run id; reading a run still attributed in the background raises
+    :class:`AttributionPendingError` (a ``KeyError``), not a bare ``KeyError``."""
+
+    def __init__(self, runs: Runs[AttributionResult]) -> None:
+        self.runs = runs
+
+    def __getitem__(self, run_id: object) -> AttributionResult:
+        try:
+            return self.runs.results[run_id]
+        except KeyError:
+            job = self.runs.pending.get(self.runs.results.key(run_id))
+            if job is not None and not job.done():
+                raise AttributionPendingError(f"run {run_id} {RUNNING}") from None
+            raise
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self.runs.results))
+
+    def __len__(self) -> int:
+        return len(self.runs.results)
+
+
 class Kept:
     """The results and handles of an object whose attributions run in ``runs``."""
 
@@ -50,15 +76,19 @@ class Kept:
 
     @property
     def results(self) -> Mapping[Any, AttributionResult]:
-        return self.runs.results
+        return Results(self.runs)
 
     @property
     def last_result(self) -> AttributionResult | None:
+        """The latest root run's result; :class:`AttributionPendingError` while it runs."""
+        if self.runs.pending and not self.runs.job().done():
+            raise AttributionPendingError(f"the latest run {RUNNING}")
         return self.runs.last_result
 
     @property
     def pending(self) -> dict[Any, Pending[AttributionResult]]:
-        return dict(self.runs.pending)
+        """The background attributions not finished yet, by run id."""
+        return {key: job for key, job in list(self.runs.pending.items()) if not job.done()}
 
     async def await_result(self, run_id: object = None) -> AttributionResult:
         """Await a background attribution; cancelling the caller leaves it running."""

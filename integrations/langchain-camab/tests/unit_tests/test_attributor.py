@@ -158,6 +158,12 @@ def test_bad_input_is_recorded_not_raised() -> None:
     back = attributor.invoke(message)
     assert back.content == "just a message"
     assert "needs a dict" in back.response_metadata["attribution"]["error"]
+    # review 16: a context that is no list of documents is named, and the failure records
+    # the step's own method and budget (it said method 'camab', budget 0)
+    step = CamabAttributor(KeywordScorer(), budget=8, method="loo")
+    failed = step.invoke({"input": "x", "context": 42, "answer": "y"})["attribution"]
+    assert failed["error"].startswith("WrongTypeError: the documents under 'context' must be")
+    assert (failed["method"], failed["budget"]) == ("loo", 8)
 
 
 def test_a_context_already_formatted_into_one_string_warns() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 from uuid import uuid4
@@ -19,7 +20,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from pydantic import Field
 
 from camab_rag import AttributionResult, AttributionSettings
-from camab_rag.errors import InputError
+from camab_rag.errors import AttributionPendingError, InputError
 from camab_rag.settings import CHAIN_SETTINGS
 from tests.fakes import FailingScorer, KeywordRetriever, KeywordScorer, chat_messages
 
@@ -277,11 +278,51 @@ def test_wait_gives_the_stored_result_of_a_run_whose_job_was_forgotten() -> None
         _chain().invoke(question, {"callbacks": [handler], "run_id": run_id})
         handler.wait(run_id, timeout=30)
     handler.close()
-    assert list(handler.pending) == [second]  # the first job is no longer kept
+    assert list(handler.runs.pending) == [second]  # the first job is no longer kept
+    assert handler.pending == {}  # what is not finished
     result = handler.wait(first)
     assert result is handler.results[first] and result.response.startswith("Paris")
     with pytest.raises(InputError, match="no attribution under"):
         handler.wait(uuid4())  # a run it never saw
+
+
+class HeldScorer(KeywordScorer):
+    """A KeywordScorer whose calls wait until ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def score(self, requests: Any) -> Any:
+        assert self.go.wait(30)
+        return super().score(requests)
+
+
+def test_reading_a_background_result_still_running_says_so() -> None:
+    """Issue 49 (review 16): ``results[run_id]`` was a bare KeyError and ``last_result``
+    silently the run before."""
+    scorer = HeldScorer()
+    handler = CamabCallbackHandler(scorer, budget=4, background=True)
+    first, second = uuid4(), uuid4()
+    scorer.go.set()
+    _chain().invoke("Capital of France?", {"callbacks": [handler], "run_id": first})
+    handler.wait(first, timeout=30)
+    scorer.go.clear()
+    _chain().invoke("Capital of Spain?", {"callbacks": [handler], "run_id": second})
+    with pytest.raises(AttributionPendingError, match="still being attributed"):
+        handler.results[second]
+    with pytest.raises(AttributionPendingError, match="latest run"):
+        _ = handler.last_result
+    assert list(handler.pending) == [second]
+    assert handler.results[first].response.startswith("Paris")
+    with pytest.raises(KeyError) as error:  # a run it never saw: a plain KeyError
+        handler.results[uuid4()]
+    assert not isinstance(error.value, AttributionPendingError)
+    scorer.go.set()
+    result = handler.wait(second, timeout=30)
+    handler.close()
+    assert handler.results[second] is result is handler.last_result
+    assert handler.pending == {} and len(handler.results) == 2
 
 
 async def test_async_background_mode() -> None:
