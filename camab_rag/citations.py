@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from camab_rag.conflicts import disputes, unit_texts
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
@@ -100,6 +100,8 @@ def cite(
     citation or dispute), each source with up to three supporting segments; a source
     disputing an answer word is never shown as support, a rejected sentence cites nothing.
     ``documents``: the attributed documents in order, to show full texts and titles."""
+    if not isinstance(result, AttributionResult):
+        raise WrongTypeError(f"cite() needs an AttributionResult, got {type(result).__name__}")
     if result.status != "ok":
         raise InputError(f"the attribution failed ({result.error}); there is nothing to cite")
     if not result.segments:

@@ -15,7 +15,7 @@ from fakes import KeywordScorer
 
 from camab_rag import attribute
 from camab_rag.citations import CitationRule, choose_sources, cite
-from camab_rag.errors import InputError
+from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.render.markdown import escape_markdown
 from camab_rag.render.terminal import render_terminal, use_color
 from camab_rag.render.text import answer_id, clean
@@ -223,6 +223,9 @@ def test_cite_refuses_mismatched_documents_and_failed_results():
         cite(attributed, [*DOCS, "An extra document."])
     with pytest.raises(InputError, match="failed"):
         cite(AttributionResult.failed("scorer is down"))
+    for wrong in (None, "x"):  # review 16: it was an AttributeError on .status
+        with pytest.raises(WrongTypeError, match="cite\\(\\) needs an AttributionResult"):
+            cite(wrong)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("granularity", ["sentence", "chunk"])
