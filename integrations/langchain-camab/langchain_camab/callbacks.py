@@ -300,7 +300,9 @@ class RootRuns:
         if not documents:
             return InputError(
                 "no documents were captured in this run (no retriever ran and the input has "
-                f"none of the keys {list(self.context_keys)} holding Documents)"
+                f"none of the keys {list(self.context_keys)} holding Documents): retrieve "
+                "with a BaseRetriever (e.g. vectorstore.as_retriever(); a RunnableLambda is "
+                "no retriever run), or put CamabAttributor after a chain that returns them"
             )
         return None
 

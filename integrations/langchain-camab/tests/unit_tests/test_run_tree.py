@@ -138,3 +138,4 @@ def test_why_a_run_cannot_be_attributed() -> None:
     assert isinstance(found_nothing, NoContextError)
     no_docs = READING.problem(root(), LLMCall("p", answer="a"), [])
     assert "no documents were captured" in str(no_docs)
+    assert "a RunnableLambda is no retriever run" in str(no_docs)  # and what to do (review 16)
