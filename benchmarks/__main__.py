@@ -15,10 +15,14 @@ ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "P
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in BENCHMARKS:
+    asked = argv[:1] in (["-h"], ["--help"])
+    if not argv or asked or argv[0] not in BENCHMARKS:
         known = "\n".join(f"  {name:<12} {what}" for name, (_, what) in BENCHMARKS.items())
-        print(f"usage: python -m benchmarks NAME [ARGS ...]\n\nNAME:\n{known}", file=sys.stderr)
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+        wrong = "" if asked or not argv else f"unknown benchmark {argv[0]!r}\n\n"
+        data = "the data: $CAMAB_BENCH_DATA, else ../shared/data; NAME --help: its options"
+        usage = f"usage: python -m benchmarks NAME [ARGS ...]\n\nNAME:\n{known}\n\n{data}"
+        print(wrong + usage, file=sys.stdout if asked else sys.stderr)  # help is output
+        return 0 if asked else 2
     for key, value in ENV.items():  # before a benchmark loads the model's libraries
         os.environ.setdefault(key, value)
     name, rest = argv[0], argv[1:]

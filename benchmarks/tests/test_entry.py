@@ -26,6 +26,9 @@ def test_an_unknown_name_lists_the_names(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["nope"]) == 2
     listed = capsys.readouterr().err
     assert all(name in listed for name in BENCHMARKS)
+    assert listed.startswith("unknown benchmark 'nope'") and "$CAMAB_BENCH_DATA" in listed
+    assert main(["--help"]) == 0  # asked for: on stdout (review 16: `| less` showed nothing)
+    assert "usage: python -m benchmarks NAME" in capsys.readouterr().out
 
 
 def test_no_benchmark_imports_another_benchmarks_insides() -> None:
