@@ -246,8 +246,10 @@ def _multi_note(figures: dict[str, str]) -> str:
     """What the misses of ``cite()`` come from: the citation rule or the gate's verdicts."""
     ours, alone = (figures[f"{name}: source cited"] for name in MULTI_RULES[:2])
     gate = int(alone.split("(")[1].split("/")[0]) - int(ours.split("(")[1].split("/")[0])
-    return (
-        f"`cite()` cites the supporting document in {ours} of the cases, its citation rule "
+    said = f"`cite()` cites the supporting document in {ours} of the cases, its citation rule "
+    if not gate:
+        return said + f"alone in {alone}: the gate passed every right answer here."
+    return said + (
         f"alone in {alone}: in the other {gate} the gate judged the right answer's sentence "
         "unsupported, and a sentence the gate rejects cites nothing (what lifts this "
         "figure is a gate that passes these answers)."

@@ -541,25 +541,33 @@ def test_a_museum_s_reworded_answers_pass_and_another_house_number_does_not(smol
 
 
 @pytest.mark.model
-def test_a_value_of_another_subject_or_a_negation_the_context_lacks_is_unsupported(
+def test_a_value_of_another_subject_or_a_negation_the_context_lacks_is_flagged(
     smollm2_scorer,
 ):
     """The fresh-user review: every word of "The Aero kettle costs 59 euros." is in the
     context (59 euros is the teapot's price), and so is every content word of "... is not
-    dishwasher safe."; both passed (p 0.30 and 0.18 with the old code)."""
+    dishwasher safe."; both passed (p 0.30 and 0.18 with the old code). Both are misread
+    (``uncertain``: flagged, never blocked by default, as the word rules misread right
+    answers too); ``block_on="any"`` blocks them."""
     prices = [
         "The Aero kettle costs 49 euros and boils water in four minutes.",
         "The Glass teapot costs 59 euros and holds 0.8 litres.",
     ]
     question = "How much is the Aero kettle?"
     swapped = assess_answer(question, prices, "The Aero kettle costs 59 euros.", smollm2_scorer)
-    assert swapped.verdict == "unsupported"
+    assert swapped.verdict == "uncertain" and swapped.misread == ("59",)
     assert [s.text for s in swapped.unsupported_spans] == ["59"]
+    strict = assess_answer(
+        question, prices, "The Aero kettle costs 59 euros.", smollm2_scorer, block_on="any"
+    )
+    assert strict.verdict == "unsupported"
+    never = assess_answer(question, prices, "The Aero kettle costs 69 euros.", smollm2_scorer)
+    assert never.verdict == "unsupported" and never.misread == ()  # 69: stated nowhere
     right = assess_answer(question, prices, "The Aero kettle costs 49 euros.", smollm2_scorer)
     assert right.verdict == "supported" and right.coverage == 1.0
     for wrong in ("The Glass Teapot is not dishwasher safe.", "It is no longer dishwasher safe."):
         report = assess_answer("Is the teapot dishwasher safe?", TEAPOT, wrong, smollm2_scorer)
-        assert report.verdict == "unsupported", (wrong, report)
+        assert report.verdict == "uncertain" and report.misread, (wrong, report)
 
 
 @pytest.mark.model
@@ -693,7 +701,7 @@ BIKE_SHOP = [  # the fresh-user review's corpus (issue 48)
 
 
 @pytest.mark.model
-def test_a_value_the_context_gives_in_another_clause_is_unsupported(smollm2_scorer):
+def test_a_value_the_context_gives_in_another_clause_is_flagged(smollm2_scorer):
     """The fresh-user review (issue 48): one context sentence gives 9:00-18:00 for
     weekdays "and on Saturday" 10:00-16:00; read as one sentence it held 9:00-18:00 for
     Saturday too, so the wrong hours passed (p 0.27 with the old code)."""
@@ -701,7 +709,7 @@ def test_a_value_the_context_gives_in_another_clause_is_unsupported(smollm2_scor
     wrong = assess_answer(
         question, BIKE_SHOP, "The shop is open on Saturday from 9:00 to 18:00.", smollm2_scorer
     )
-    assert wrong.verdict == "unsupported"
+    assert wrong.verdict == "uncertain" and {"9", "18"} <= set(wrong.misread)
     assert wrong.coverage is not None and wrong.coverage <= 0.5  # 9 and 18: misread
     right = assess_answer(
         question, BIKE_SHOP, "On Saturday it is open from 10:00 to 16:00.", smollm2_scorer
@@ -727,7 +735,7 @@ def test_short_answers_over_a_multi_document_shop_are_judged_by_their_claim(smol
     blocked (p 0.58-0.73: the words of every document counted, the model's doubt about
     "closed" decided) and "open on Sunday" over "It is closed on Sunday." passed (p 0.32).
     The claim-level check reads each answer against the clause about its subject; an
-    opposite ("open" for "closed"), or another bike's price, is a misread value."""
+    opposite ("open" for "closed"), or another bike's price, is a misread value: flagged."""
     cases = [
         ("How much is the city bike?", "It costs 590 euros.", True),
         ("How much is the Trail Hopper?", "The Trail Hopper costs 1,290 euros.", True),
@@ -742,7 +750,8 @@ def test_short_answers_over_a_multi_document_shop_are_judged_by_their_claim(smol
     ]
     for question, answer, correct in cases:
         report = assess_answer(question, BIKE_SHOP, answer, smollm2_scorer)
-        assert (report.verdict != "unsupported") == correct, (answer, report.p_unsupported)
+        assert report.verdict != "unsupported", (answer, report.p_unsupported)
+        assert (report.verdict == "uncertain" and bool(report.misread)) != correct, answer
 
 
 def test_an_abstention_reads_as_abstained_not_as_supported() -> None:
@@ -885,7 +894,7 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
     cited = cite(result, PETS)
     for text in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
         assert REWORDED.rstrip(".") in text and "could not find support" not in text
-        assert "Worded differently from the sources: check this answer against them" in text
+        assert "Worded differently from the sources: check \u201c" in text
     for text in (cited.to_terminal(color=False), cited.to_markdown()):
         assert "P(unsupported)" not in text and "threshold" not in text
     assert "uncertain, flagged" in repr(result.groundedness)
@@ -921,7 +930,8 @@ def test_a_filter_takes_its_own_probability_cut_offs():
 def test_number_words_and_flipped_rules_decide_the_default_verdict(smollm2_scorer):
     """Gate9 dev cases at the shipped default: "twenty-five litres" over "25 litres" and a
     negation read against the wrong clause were blocked; "seventy minutes" (a number the
-    rules did not read) and "available" over "not available" were not."""
+    rules did not read) and "available" over "not available" were not; "available" is now
+    flagged as misread (``uncertain``), "seventy minutes" blocked."""
     pack = ["Each Orla backpack holds 25 litres and weighs 900 grams."]
     ferry = ["The Brenna ferry leaves the harbour at 7:15 and takes 50 minutes."]
     clinic = ["Same-day appointments are not available; please book one day in advance."]
@@ -929,7 +939,7 @@ def test_number_words_and_flipped_rules_decide_the_default_verdict(smollm2_score
     cases = [
         ("How big is the backpack?", pack, "It has a capacity of twenty-five litres.", True),
         ("How long is the crossing?", ferry, "The crossing lasts seventy minutes.", False),
-        ("Can I get an appointment today?", clinic, "Yes, same-day ones are available.", False),
+        ("Can I get an appointment today?", clinic, "Yes, same-day ones are available.", None),
         (
             "Can I take my car on the ferry?",
             cars,
@@ -964,11 +974,17 @@ def test_a_total_worked_out_from_a_rate_or_a_next_working_day_passes_by_default(
     _passes_only_the_right(cases, smollm2_scorer)
 
 
-def _passes_only_the_right(cases: list[tuple[str, list[str], str, bool]], scorer: Any) -> None:
-    """Each right answer is not ``unsupported`` at the default; each wrong one is."""
+def _passes_only_the_right(
+    cases: list[tuple[str, list[str], str, bool | None]], scorer: Any
+) -> None:
+    """Each right answer is not ``unsupported`` at the default; each wrong one is, or
+    (``None``) is flagged as misread."""
     for question, context, answer, correct in cases:
         report = assess_answer(question, context, answer, scorer)
-        assert (report.verdict != "unsupported") == correct, (answer, report)
+        if correct is None:
+            assert report.verdict == "uncertain" and report.misread, (answer, report)
+        else:
+            assert (report.verdict != "unsupported") == correct, (answer, report)
 
 
 @pytest.mark.model

@@ -61,13 +61,15 @@ CASES = [
 
 @pytest.mark.model
 @pytest.mark.parametrize(("context", "question", "right", "invented"), CASES)
-def test_the_right_answer_passes_and_its_invented_twin_is_blocked(
+def test_the_right_answer_passes_and_its_invented_twin_is_caught(
     smollm2_scorer, context, question, right, invented
 ):
+    """The twin is blocked, or flagged when the context states its value otherwise."""
     passed = assess_answer(question, [context], right, smollm2_scorer)
     assert passed.verdict != "unsupported", passed
-    blocked = assess_answer(question, [context], invented, smollm2_scorer)
-    assert blocked.verdict == "unsupported", blocked
+    caught = assess_answer(question, [context], invented, smollm2_scorer)
+    assert caught.verdict == "unsupported" or caught.misread, caught
+    assert caught.verdict != "supported", caught
 
 
 @pytest.mark.model

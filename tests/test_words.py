@@ -243,10 +243,15 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
 
     from camab_rag.render.text import verdict_text
 
-    def report(facts: tuple[str, ...]) -> Any:
+    def report(facts: tuple[str, ...], misread: tuple[str, ...] = (), spans: Any = ()) -> Any:
         one = SimpleNamespace(unchecked_facts=facts, contested=())
         return SimpleNamespace(
-            verdict="uncertain", sentences=[one], unsupported_sentences=[], unchecked_facts=facts
+            verdict="uncertain",
+            sentences=[one],
+            unsupported_sentences=[],
+            unchecked_facts=facts,
+            misread=misread,
+            unsupported_spans=list(spans),
         )
 
     reworded = verdict_text(report(()))
@@ -254,3 +259,10 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
     assert (
         verdict_text(report(("9",))) == "Check this answer: the sources do not state \u201c9\u201d"
     )
+    # review 16: an invented clause with no fact in it is named; a misread value says so
+    named = verdict_text(report((), spans=[SimpleNamespace(text=" free ")]))
+    assert named == "Worded differently from the sources: check \u201cfree\u201d against them"
+    misread = verdict_text(report(("59",), misread=("59",)))
+    assert misread == "Check this answer: the sources say something else about \u201c59\u201d"
+    both = verdict_text(report(("59", "Tamm"), misread=("59",)))
+    assert both == "Check this answer: the sources do not state \u201cTamm\u201d"

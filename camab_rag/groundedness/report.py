@@ -20,6 +20,7 @@ from camab_rag.groundedness.score import (
     checked_coverage,
     explained,
     informative_score,
+    misread_words,
     support_score,
     taken_pieces,
     unchecked_facts,
@@ -44,7 +45,8 @@ DEFAULT_THRESHOLD = 0.49  # two-verdict rule of a surrogate report (benchmarks g
 class SentenceGroundedness:
     """One answer sentence's figures and verdict, read as the answer's; ``support_from``: the
     parts of the context its words come from; ``contested``: its numbers two sources state
-    differently (at most ``uncertain``)."""
+    differently (at most ``uncertain``); ``misread``: its ``unchecked_facts`` the context
+    states otherwise (another subject's number, an opposite), which never block."""
 
     text: str
     start: int
@@ -62,6 +64,7 @@ class SentenceGroundedness:
     informative: float | None = None
     unchecked_facts: tuple[str, ...] | None = None
     contested: tuple[str, ...] | None = None
+    misread: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -78,7 +81,7 @@ class SentenceGroundedness:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
-        parts = {"support_from": tuple(data.get("support_from") or ())}
+        parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread")}
         return cls(**cast_fields(cls, data, {**done, **parts}))
 
 
@@ -111,6 +114,7 @@ class GroundednessReport:
     informative: float | None = None
     calibration: Calibration | None = None
     unchecked_facts: tuple[str, ...] | None = None
+    misread: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -160,6 +164,7 @@ class GroundednessReport:
             "scored_by": ScoredBy.from_dict(data["scored_by"]) if data.get("scored_by") else None,
             "calibration": Calibration.from_dict(fit) if fit else None,
             "unchecked_facts": _optional_words(data.get("unchecked_facts")),
+            "misread": tuple(data.get("misread") or ()),
         }
         return cls(**cast_fields(cls, data, done))
 
@@ -246,6 +251,7 @@ def build_report(
                 abstention=abstention,
                 score=score,
                 unchecked_facts=own if result.segments else None,
+                misread=() if abstention else misread_words(s.text, known),
             )
         )
     abstained = _abstained(result.response, sentences)
@@ -266,6 +272,7 @@ def build_report(
         abstained=abstained,
         scored_by=result.scored_by,
         unchecked_facts=tuple(dict.fromkeys(facts)) if result.segments else None,
+        misread=tuple(dict.fromkeys(w for s in sentences for w in s.misread)),
     )
 
 
@@ -383,6 +390,7 @@ def support_report(
                 informative=informative_score(within, context_words),
                 unchecked_facts=facts,
                 contested=contested,
+                misread=misread_words(span.text, context_words or ()) if facts else (),
             )
         )
     abstained = _abstained(support.response, sentences)
@@ -423,25 +431,31 @@ def support_report(
         coverage=covered,
         informative=informative,
         unchecked_facts=facts,
+        misread=tuple(dict.fromkeys(w for s in claims for w in s.misread)),
     )
     return _decided(report, threshold, DEFAULT_CALIBRATION)
 
 
 def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) -> GroundednessReport:
     """``report`` read with the rule ``block_on`` (every verdict a user sees is read here):
-    under ``"facts"`` an ``unsupported`` sentence (or answer) with no ``unchecked_facts`` is
-    ``uncertain`` instead (only reworded words)."""
+    under ``"facts"`` an ``unsupported`` sentence (or answer) whose ``unchecked_facts`` the
+    context lacks in every form is blocked; with none, or only ``misread`` ones, it is
+    ``uncertain`` (reworded, or a value to check)."""
     if block_on != "facts" or report.unchecked_facts is None:
         return report
     sentences = [
         replace(s, verdict="uncertain", supported=True)
-        if s.verdict == "unsupported" and not s.abstention and s.unchecked_facts == ()
+        if s.verdict == "unsupported" and not s.abstention and not _absent(s)
         else s
         for s in report.sentences
     ]
-    if report.verdict != "unsupported" or report.unchecked_facts:
+    if report.verdict != "unsupported" or _absent(report):
         return replace(report, sentences=sentences)
     return replace(report, sentences=sentences, verdict="uncertain", grounded=True)
+
+
+def _absent(judged: SentenceGroundedness | GroundednessReport) -> bool:
+    return any(w not in judged.misread for w in judged.unchecked_facts or ())
 
 
 def recalibrated(report: GroundednessReport, calibration: Calibration) -> GroundednessReport:

@@ -139,6 +139,14 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def misread_words(text: str, present: Collection[str]) -> tuple[str, ...]:
+    """Words of ``text`` the context states otherwise (another subject's number, an opposite):
+    they never block (``read_by``), unlike a number the context never states."""
+    known, found = _forms_of(present, text), [text[a:b] for a, b in misread_spans(text, present)]
+    held = [w for w in found if all(holds(f, known) for *_, f in forms(w) if is_number(f))]
+    return tuple(dict.fromkeys(held))
+
+
 def checked_coverage(text: str, present: Collection[str]) -> float:
     """The verdict's lexical figure: the mean of :func:`coverage` and :func:`claim_coverage`."""
     return (coverage(text, present) + claim_coverage(text, present)) / 2

@@ -137,12 +137,18 @@ def verdict_text(report: Any) -> str | None:
         return None
     sentences = getattr(report, "sentences", []) or []
     rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
+    facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
     elif name == "uncertain" and rivals:
         line = f"The sources disagree on {_quoted(rivals)}: check which one is current"
-    elif name == "uncertain" and (facts := getattr(report, "unchecked_facts", None)):
-        line = f"Check this answer: the sources do not state {_quoted(list(facts)[:3])}"
+    elif name == "uncertain" and (absent := [w for w in facts if w not in misread]):
+        line = f"Check this answer: the sources do not state {_quoted(absent[:3])}"
+    elif name == "uncertain" and misread:
+        line = f"Check this answer: the sources say something else about {_quoted(misread[:3])}"
+    elif name == "uncertain" and (spans := getattr(report, "unsupported_spans", None)):
+        shown = _quoted(dict.fromkeys(s.text.strip() for s in spans[:3]))
+        line = f"Worded differently from the sources: check {shown} against them"
     else:
         line = _VERDICT_WORDS[name]
     count = len(getattr(report, "unsupported_sentences", []) or [])
