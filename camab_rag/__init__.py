@@ -3,7 +3,11 @@
 ``Attributor(scorer=...)`` is the one door; ``attribute()`` scores each chunk (or
 sentence) by how much it raises the likelihood of the answer under the chain's own LLM;
 ``cite`` turns that into cited answers; ``GroundednessFilter`` flags or blocks an
-unsupported answer. Names that moved to a submodule: ``_MOVED`` says where.
+unsupported answer. Names that moved to a submodule (``_MOVED`` says where): ``METHODS``,
+``BaseScorer``, ``ScoreRequest``, ``ResponseLogprobs``, ``ScoredBy``,
+``SourceDocument``, ``Segment``, ``segment_documents``,
+``split_sentences``, ``TemplatePromptBuilder``, ``SpanRemovalPromptBuilder``,
+``StatementAttribution``, ``GaussianLinearPosterior``, ``CitedAnswer``, ``citation_pairs``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import (
+    ContextWords,
     clock_hours,
+    derived_values,
     form,
     form_set,
     forms,
@@ -240,7 +242,9 @@ def choose_sources(
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
-    known = [form_set([text]) for text in texts]
+    # a number worked out from a unit's amounts ("24 euros": two at 12) is the unit's too
+    worked = [derived_values(sentence, ContextWords.of([text])) for text in texts]
+    known = [form_set([text]) | w for text, w in zip(texts, worked)]
     shared = [len(wanted & set(score_words(text))) for text in texts]
     # related: a word shared, or a value in another form ("9 pm": "21:00")
     related = np.array([bool(n or stated & k) for n, k in zip(shared, known)], dtype=bool)
@@ -248,7 +252,14 @@ def choose_sources(
     keys = found or dict.fromkeys(wanted, "")
     measured = frozenset(q.value for _, q in quantities(sentence) if q.unit)  # "14" of "14 days"
     clock = clock_hours(sentence)
-    held = [_holds(text, keys, k, measured, clock) for text, k in zip(texts, known)]
+    held = [
+        _holds(text, keys, k, measured, clock) | {key for key, v in keys.items() if v in w}
+        for text, k, w in zip(texts, known, worked)
+    ]
+    # a name every unit holds (the shop's), or a currency, marks none out: alone it cites none
+    every = set.intersection(*held) if len(held) > 1 else set()
+    common = {key for key in every if key in found and not found[key]}
+    common |= {key for key, value in found.items() if value and not is_number(value)}
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
@@ -257,14 +268,14 @@ def choose_sources(
     valued = any(key != key.lower() or is_number(value) for key, value in found.items())
     checked = rule.new_words and (valued or any(held))  # a number or name none holds: none
     for unit in replace(rule, top_k=None).select(standing):
-        if unit in excluded or (checked and not held[unit] - covered):
+        if unit in excluded or (checked and not held[unit] - covered - common):
             continue
         chosen.append(unit)
         covered |= held[unit]
         if rule.top_k is not None and len(chosen) == rule.top_k:
             return chosen
     # the holders: units holding every number and name, of those sharing the most words
-    full = [u for u, keys_held in enumerate(held) if valued and len(keys_held) == len(keys)]
+    full = [u for u, got in enumerate(held) if valued and len(got) == len(keys) > len(common)]
     holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
     floor = _holder_floor(unrelated)
     for unit in sorted(holding, key=lambda u: -values[u]):

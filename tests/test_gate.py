@@ -223,8 +223,8 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
     stale = assess_answer(question, pages, "The rabies vaccine costs 35 euros.", KeywordScorer())
     assert stale.verdict == "uncertain" and stale.sentences[0].contested == ("35",)
     assert repr(stale).endswith("0 unsupported, contested: '35')")  # the reason, in its repr
-    assert (
-        verdict_text(stale) == "The sources disagree on \u201c35\u201d: check which one is current"
+    assert verdict_text(stale).startswith(
+        "Check this answer: the sources disagree on \u201c35\u201d (which one is current?)"
     )
     alone = assess_answer(
         question, pages[:1], "The rabies vaccine costs 45 euros.", KeywordScorer()
@@ -878,6 +878,7 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
     shown = drive(gate.answer_steps(PETS_QUESTION, PETS, REWORDED, smollm2_scorer))
     assert not shown.blocked and shown.answer == REWORDED and shown.flagged
     assert shown.verdict == "uncertain"
+    assert shown.notice is not None and shown.notice.startswith("Check this answer:")  # review 17
     old = GroundednessFilter(mode="block", fallback="No.", block_on="any")
     assert drive(old.answer_steps(PETS_QUESTION, PETS, REWORDED, smollm2_scorer)).blocked
     for invented, fact in (
@@ -887,14 +888,14 @@ def test_a_reworded_right_answer_is_shown_marked_by_default_and_an_invented_fact
         judged = assess_answer(PETS_QUESTION, PETS, invented, smollm2_scorer)
         assert judged.verdict == "unsupported" and fact in (judged.unchecked_facts or ())
         blocked = drive(gate.answer_steps(PETS_QUESTION, PETS, invented, smollm2_scorer))
-        assert blocked.blocked and blocked.answer == "No.", invented
+        assert blocked.blocked and blocked.answer == "No." and blocked.notice is None, invented
     # what an end user sees: the answer, and the mark in words (no figures)
     result = attribute(PETS_QUESTION, PETS, REWORDED, smollm2_scorer, budget=4, groundedness=gate)
     assert result.groundedness is not None and not result.groundedness.blocked
     cited = cite(result, PETS)
     for text in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
         assert REWORDED.rstrip(".") in text and "could not find support" not in text
-        assert "Worded differently from the sources: check \u201c" in text
+        assert "Check this answer: the sources do not say \u201c" in text
     for text in (cited.to_terminal(color=False), cited.to_markdown()):
         assert "P(unsupported)" not in text and "threshold" not in text
     assert "uncertain, flagged" in repr(result.groundedness)

@@ -83,6 +83,7 @@ def test_the_readme_citations_example_runs_after_the_first(ten_lines_run, capsys
     assert "Supported by the sources" in printed
     shown = namespace["shown"]
     assert shown == "Gustave Eiffel's company designed it."  # grounded: passes unchanged
+    assert namespace["note"] is None  # supported: nothing to show beside it
     assert namespace["report"].source == "observed"  # type: ignore[attr-defined]
 
 

@@ -243,8 +243,10 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
 
     from camab_rag.render.text import verdict_text
 
-    def report(facts: tuple[str, ...], misread: tuple[str, ...] = (), spans: Any = ()) -> Any:
-        one = SimpleNamespace(unchecked_facts=facts, contested=())
+    def report(
+        facts: tuple[str, ...], misread: tuple[str, ...] = (), spans: Any = (), rivals: Any = ()
+    ) -> Any:
+        one = SimpleNamespace(unchecked_facts=facts, contested=rivals)
         return SimpleNamespace(
             verdict="uncertain",
             sentences=[one],
@@ -259,10 +261,20 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
     assert (
         verdict_text(report(("9",))) == "Check this answer: the sources do not state \u201c9\u201d"
     )
-    # review 16: an invented clause with no fact in it is named; a misread value says so
+    # reviews 16-17: words the model found unexplained are named (true of a rewording and
+    # of an invention alike); a misread value says so, its "Yes" left out; all are said
     named = verdict_text(report((), spans=[SimpleNamespace(text=" free ")]))
-    assert named == "Worded differently from the sources: check \u201cfree\u201d against them"
-    misread = verdict_text(report(("59",), misread=("59",)))
-    assert misread == "Check this answer: the sources say something else about \u201c59\u201d"
+    assert named == "Check this answer: the sources do not say \u201cfree\u201d in these words"
+    misread = verdict_text(report(("Yes", "open"), misread=("Yes", "open")))
+    assert misread == "Check this answer: the sources say something else about \u201copen\u201d"
+    # review 17: a stale price did not hide an invented clause ("free towels")
+    towels = verdict_text(report((), spans=[SimpleNamespace(text="free towels")], rivals=("65",)))
+    assert towels == (
+        "Check this answer: the sources disagree on \u201c65\u201d (which one is current?); "
+        "the sources do not say \u201cfree towels\u201d in these words"
+    )
     both = verdict_text(report(("59", "Tamm"), misread=("59",)))
-    assert both == "Check this answer: the sources do not state \u201cTamm\u201d"
+    assert both == (
+        "Check this answer: the sources do not state \u201cTamm\u201d; "
+        "the sources say something else about \u201c59\u201d"
+    )

@@ -61,6 +61,13 @@ class FilteredAnswer:
     def abstained(self) -> bool:
         return self.report is not None and self.report.abstained
 
+    @property
+    def notice(self) -> str | None:
+        """The words to show beside a flagged answer that is shown (``None``: none needed)."""
+        from camab_rag.render.text import verdict_text  # the renderers import this module
+
+        return verdict_text(self.report) if self.flagged and not self.blocked else None
+
     def __repr__(self) -> str:
         state = "blocked" if self.blocked else ("flagged" if self.flagged else "shown")
         verdict = "abstained: no claim to check" if self.abstained else self.verdict

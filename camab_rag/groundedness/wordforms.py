@@ -854,6 +854,8 @@ def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool =
         return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
     if stated.per and _same_unit(stated.unit, result.unit) and stated.per in ("*", other.unit):
         return not result.per and a * b == r  # a total, not another rate
+    if _same_unit(stated.unit, result.unit) and other.unit not in (result.unit, "percent"):
+        return not (result.per or stated.per) and a * b == r  # "two classes" at 12 euros
     alike = _same_unit(stated.unit, result.unit) and _same_unit(other.unit, result.unit)
     alike = alike and stated.per == other.per == result.per  # no rate plus a total
     return sums and alike and r in (a + b, abs(a - b))

@@ -130,6 +130,21 @@ def _quoted(words: Iterable[str]) -> str:
     return ", ".join(f"\u201c{w}\u201d" for w in words)
 
 
+def _doubts(report: Any, rivals: list[str]) -> list[str]:
+    """What an ``uncertain`` answer should be checked for: values the sources disagree on,
+    facts they never state or state otherwise, else the words the model found unexplained."""
+    facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
+    absent = [w for w in facts if w not in misread]
+    misread = [w for w in misread if w.lower() not in ("yes", "no")] or misread
+    spans = [s.text.strip() for s in getattr(report, "unsupported_spans", None) or []]
+    doubts = [f"the sources disagree on {_quoted(rivals)} (which one is current?)"] * bool(rivals)
+    doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
+    doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
+    if spans and not absent and not misread:
+        doubts.append(f"the sources do not say {_quoted(dict.fromkeys(spans[:3]))} in these words")
+    return doubts
+
+
 def verdict_text(report: Any) -> str | None:
     """One line in words on a groundedness verdict."""
     name = verdict_name(report)
@@ -137,18 +152,10 @@ def verdict_text(report: Any) -> str | None:
         return None
     sentences = getattr(report, "sentences", []) or []
     rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
-    facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
-    elif name == "uncertain" and rivals:
-        line = f"The sources disagree on {_quoted(rivals)}: check which one is current"
-    elif name == "uncertain" and (absent := [w for w in facts if w not in misread]):
-        line = f"Check this answer: the sources do not state {_quoted(absent[:3])}"
-    elif name == "uncertain" and misread:
-        line = f"Check this answer: the sources say something else about {_quoted(misread[:3])}"
-    elif name == "uncertain" and (spans := getattr(report, "unsupported_spans", None)):
-        shown = _quoted(dict.fromkeys(s.text.strip() for s in spans[:3]))
-        line = f"Worded differently from the sources: check {shown} against them"
+    elif name == "uncertain" and (doubts := _doubts(report, rivals)):
+        line = "Check this answer: " + "; ".join(doubts)
     else:
         line = _VERDICT_WORDS[name]
     count = len(getattr(report, "unsupported_sentences", []) or [])
