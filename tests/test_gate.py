@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -223,7 +224,7 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
     stale = assess_answer(question, pages, "The rabies vaccine costs 35 euros.", KeywordScorer())
     assert stale.verdict == "uncertain" and stale.sentences[0].contested == ("35",)
     assert repr(stale).endswith("0 unsupported, contested: '35')")  # the reason, in its repr
-    assert verdict_text(stale).startswith(
+    assert (verdict_text(stale) or "").startswith(
         "Check this answer: the sources disagree on \u201c35\u201d (which one is current?)"
     )
     alone = assess_answer(
@@ -976,7 +977,7 @@ def test_a_total_worked_out_from_a_rate_or_a_next_working_day_passes_by_default(
 
 
 def _passes_only_the_right(
-    cases: list[tuple[str, list[str], str, bool | None]], scorer: Any
+    cases: Sequence[tuple[str, list[str], str, bool | None]], scorer: Any
 ) -> None:
     """Each right answer is not ``unsupported`` at the default; each wrong one is, or
     (``None``) is flagged as misread."""
