@@ -248,7 +248,15 @@ def _multi_note(figures: dict[str, str]) -> str:
     gate = int(alone.split("(")[1].split("/")[0]) - int(ours.split("(")[1].split("/")[0])
     said = f"`cite()` cites the supporting document in {ours} of the cases, its citation rule "
     if not gate:
-        return said + f"alone in {alone}: the gate passed every right answer here."
+        lost = (
+            ""
+            if alone.startswith("1.00")
+            else (
+                "; the others are lost to a misread value (a sentence stating a value the word "
+                "rules read as the sources stating otherwise cites no source as support)"
+            )
+        )
+        return said + f"alone in {alone}: the gate blocked no right answer here{lost}."
     return said + (
         f"alone in {alone}: in the other {gate} the gate judged the right answer's sentence "
         "unsupported, and a sentence the gate rejects cites nothing (what lifts this "

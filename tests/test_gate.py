@@ -562,6 +562,16 @@ def test_a_value_of_another_subject_or_a_negation_the_context_lacks_is_flagged(
         question, prices, "The Aero kettle costs 59 euros.", smollm2_scorer, block_on="any"
     )
     assert strict.verdict == "unsupported"
+    # review 18: the teapot page (59 euros) is no support for the kettle's price
+    result = attribute(
+        question,
+        prices,
+        "The Aero kettle costs 59 euros.",
+        smollm2_scorer,
+        budget=4,
+        groundedness=True,
+    )
+    assert [s.citations for s in cite(result, prices).sentences] == [[]]
     never = assess_answer(question, prices, "The Aero kettle costs 69 euros.", smollm2_scorer)
     assert never.verdict == "unsupported" and never.misread == ()  # 69: stated nowhere
     right = assess_answer(question, prices, "The Aero kettle costs 49 euros.", smollm2_scorer)

@@ -264,14 +264,14 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
     # reviews 16-17: words the model found unexplained are named (true of a rewording and
     # of an invention alike); a misread value says so, its "Yes" left out; all are said
     named = verdict_text(report((), spans=[SimpleNamespace(text=" free ")]))
-    assert named == "Check this answer: the sources do not say \u201cfree\u201d in these words"
+    assert named == "Check this answer: the sources do not say \u201cfree\u201d"
     misread = verdict_text(report(("Yes", "open"), misread=("Yes", "open")))
     assert misread == "Check this answer: the sources say something else about \u201copen\u201d"
     # review 17: a stale price did not hide an invented clause ("free towels")
     towels = verdict_text(report((), spans=[SimpleNamespace(text="free towels")], rivals=("65",)))
     assert towels == (
         "Check this answer: the sources disagree on \u201c65\u201d (which one is current?); "
-        "the sources do not say \u201cfree towels\u201d in these words"
+        "the sources do not say \u201cfree towels\u201d"
     )
     both = verdict_text(report(("59", "Tamm"), misread=("59",)))
     assert both == (

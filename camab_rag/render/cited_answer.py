@@ -114,9 +114,11 @@ class CitedSentence:
         abstention: bool,
         spans: Sequence[tuple[int, int]],
         support_from: Sequence[str] = (),
+        misread: bool = False,
     ) -> CitedSentence:
-        """A copy carrying a verdict (an unsupported one or an abstention cites nothing)."""
-        cites = supported is not False and not abstention
+        """A copy carrying a verdict (an unsupported or ``misread`` one, or an abstention,
+        cites nothing: a source stating a value otherwise is no support)."""
+        cites = supported is not False and not abstention and not misread
         flagged = supported is False and not abstention
         inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
         return replace(
@@ -159,7 +161,8 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
         if size > 0:
             support_from = tuple(getattr(v, "support_from", ()) or ())
             abstention = bool(getattr(v, "abstention", 0))
-            sentence = sentence.judged(bool(v.supported), abstention, spans, support_from)
+            misread = bool(getattr(v, "misread", ()))
+            sentence = sentence.judged(bool(v.supported), abstention, spans, support_from, misread)
         judged.append(sentence)
     return judged
 

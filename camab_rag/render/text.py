@@ -141,7 +141,7 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
     doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
     if spans and not absent and not misread:
-        doubts.append(f"the sources do not say {_quoted(dict.fromkeys(spans[:3]))} in these words")
+        doubts.append(f"the sources do not say {_quoted(dict.fromkeys(spans[:3]))}")
     return doubts
 
 
