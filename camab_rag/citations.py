@@ -115,6 +115,7 @@ def cite(
     owner = [segment.doc_index for segment in segments]
     answer_scores = np.asarray(result.scores, dtype=float)
     texts = unit_texts(result, rule.unit, docs)
+    read = [ContextWords.of([text]) for text in texts]  # once: choose_sources reads each
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     cited_units: set[int] = set()
@@ -128,7 +129,7 @@ def cite(
         if by_doc:
             scores = np.bincount(owner, weights=scores, minlength=len(texts)).astype(float)
         disputing = disputes(result, start, end, rule.unit)
-        chosen = choose_sources(text, scores, texts, rule, disputing)
+        chosen = choose_sources(text, scores, texts, rule, disputing, read=read)
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
@@ -235,15 +236,18 @@ def choose_sources(
     texts: list[str],
     rule: CitationRule,
     excluded: Collection[int] = (),
+    *,
+    read: Sequence[ContextWords] | None = None,
 ) -> list[int]:
     """The units cited for ``sentence``, best first: ``rule``'s bars above the best unit
     sharing none of its words, each adding a key word; else the best unit holding its
-    numbers and names."""
+    numbers and names. ``read``: ``ContextWords.of([text])`` of each of ``texts``."""
     values = np.asarray(scores, dtype=float)
     wanted = informative_words(sentence)
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
     # a number worked out from a unit's amounts ("24 euros": two at 12) is the unit's too
-    worked = [derived_values(sentence, ContextWords.of([text])) for text in texts]
+    read = read if read is not None else [ContextWords.of([text]) for text in texts]
+    worked = [derived_values(sentence, words) for words in read]
     known = [form_set([text]) | w for text, w in zip(texts, worked)]
     shared = [len(wanted & set(score_words(text))) for text in texts]
     # related: a word shared, or a value in another form ("9 pm": "21:00")

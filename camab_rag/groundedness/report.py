@@ -251,7 +251,7 @@ def build_report(
                 abstention=abstention,
                 score=score,
                 unchecked_facts=own if result.segments else None,
-                misread=() if abstention else misread_words(s.text, known),
+                misread=misread_words(s.text, known) if own else (),
             )
         )
     abstained = _abstained(result.response, sentences)
