@@ -7,6 +7,7 @@ is kept once in ``<set>_first_<model>.json``."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 KINDS = ("short", "paraphrase", "followup", "mixed")
-BLIND_SETS = ("fresh", "fresh2", "fresh3")
+BLIND_SETS = ("fresh", "fresh2", "fresh3", "fresh4")
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
 COLUMNS = {  # set -> (column, counted on invented answers, the row's field counted)
@@ -38,7 +39,7 @@ COLUMNS = {  # set -> (column, counted on invented answers, the row's field coun
         ("invented flagged", True, "flagged"),
     ),
 }
-COLUMNS["fresh3"] = COLUMNS["fresh2"]
+COLUMNS["fresh3"] = COLUMNS["fresh4"] = COLUMNS["fresh2"]
 """A right answer counts when its field is false (passed), an invented one when true."""
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
@@ -270,6 +271,8 @@ HEADLINES = {
     "passed (held-out half)",
     "fresh3": "third blind set (short / paraphrased / follow-up / mixed): right answers "
     "passed (held-out half)",
+    "fresh4": "fourth blind set (short / paraphrased / follow-up / mixed): right answers "
+    "passed (held-out half)",
 }
 
 
@@ -319,7 +322,7 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
             f"{cell(blind[name]['held_out']['all']['right passed'])} of the correct answers and "
             f"blocks {cell(blind[name]['held_out']['all']['invented blocked'])} of the "
             "invented details."
-            for name, nth in (("fresh2", "second"), ("fresh3", "third"))
+            for name, nth in (("fresh2", "second"), ("fresh3", "third"), ("fresh4", "fourth"))
             if blind.get(name, {}).get("answers")
         )
     )
@@ -351,14 +354,28 @@ def _fresh2_intro(now: dict[str, Any]) -> str:
     )
 
 
-def _fresh3_intro(now: dict[str, Any]) -> str:
+def _later_intro(name: str, writer: str, byte: str, now: dict[str, Any]) -> str:
+    """The third and fourth sets' words: 80 cases, 20 per kind, written by ``writer``."""
+    split = Counter(c.split for c in load_items(name)) if now["answers"] else Counter()
     return (
-        f"{now['answers']} answers to 80 one-document cases written blind by an engineer who "
-        "had not read the gate's code or rules (`benchmarks/results/gate_fresh3_README.md`; "
-        "a right answer and one with exactly one unsupported detail each; 20 short, 20 "
-        "paraphrase, 20 chat follow-ups with their earlier turns as context, 20 mixed), "
-        "split by the parity of the second byte of the SHA-256 of the question (35 dev, "
-        "45 held-out) and committed before any result. " + _default_words(now["coverage_cut"])
+        f"{now['answers']} answers to 80 one-document cases written blind by {writer} "
+        f"(`benchmarks/results/gate_{name}_README.md`; a right answer and one with exactly one "
+        "unsupported detail each; 20 short, 20 paraphrase, 20 chat follow-ups with their "
+        f"earlier turns as context, 20 mixed), split by the parity of the {byte} byte of the "
+        f"SHA-256 of the question ({split['dev'] // 2} dev, {split['held_out'] // 2} held-out) "
+        "and committed before any result. " + _default_words(now["coverage_cut"])
+    )
+
+
+def _fresh3_intro(now: dict[str, Any]) -> str:
+    return _later_intro(
+        "fresh3", "an engineer who had not read the gate's code or rules", "second", now
+    )
+
+
+def _fresh4_intro(now: dict[str, Any]) -> str:
+    return _later_intro(
+        "fresh4", "a helper who read nothing of the project but its own brief", "third", now
     )
 
 
@@ -392,6 +409,13 @@ SECTIONS = {  # set -> (title, intro, first measurement's words, dev half's word
     "fresh3": (
         "### A third blind set (`benchmarks/results/gate_fresh3_held_out.json`, `_dev.json`)",
         _fresh3_intro,
+        "First measurement (held-out half; taken once, with the library as it was when "
+        "the set was merged, before any rule was changed for it):",
+        "Dev half (where failures may be read and general fixes made):",
+    ),
+    "fresh4": (
+        "### A fourth blind set (`benchmarks/results/gate_fresh4_held_out.json`, `_dev.json`)",
+        _fresh4_intro,
         "First measurement (held-out half; taken once, with the library as it was when "
         "the set was merged, before any rule was changed for it):",
         "Dev half (where failures may be read and general fixes made):",

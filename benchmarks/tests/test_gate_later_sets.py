@@ -1,0 +1,61 @@
+"""The third and fourth blind gate sets (issue 48) are wired in like the second: two answers
+per case, the split taken from the file, the second set's columns."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from benchmarks.gate_fresh_report import (
+    BLIND_SETS,
+    COLUMNS,
+    HEADLINES,
+    SECTIONS,
+    first_path,
+    fresh_section,
+)
+from benchmarks.gate_sets import SETS, load_items
+
+LATER = {
+    "fresh3": ({"dev": 70, "held_out": 90}, "third"),
+    "fresh4": ({"dev": 74, "held_out": 86}, "fourth"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LATER))
+def test_the_set_loads_as_two_answers_per_case_split_by_file(name: str) -> None:
+    items = load_items(name)
+    assert len(items) == 160 and len({i.id for i in items}) == 160
+    assert sum(i.unsupported for i in items) == 80
+    assert Counter(i.split for i in items) == LATER[name][0]
+    assert all(i.id.startswith(f"{name}-{i.split}-") for i in items)
+    assert Counter(i.group for i in items) == {
+        "short": 40,
+        "paraphrase": 40,
+        "followup": 40,
+        "mixed": 40,
+    }
+
+
+@pytest.mark.parametrize("name", sorted(LATER))
+def test_the_report_counts_it_with_the_flagged_column(name: str) -> None:
+    assert name in SETS and name in BLIND_SETS
+    assert {column for column, _, _ in COLUMNS[name]} == {
+        "right passed",
+        "invented blocked",
+        "invented flagged",
+    }
+    assert name in HEADLINES and name in SECTIONS
+
+
+@pytest.mark.parametrize("name", sorted(LATER))
+def test_its_section_shows_both_halves_of_the_first_measurement(name: str) -> None:
+    first = json.loads(first_path("smollm2", name).read_text("utf-8"))
+    assert first["answers"] == 160 and {"held_out", "dev"} <= set(first)
+    now = {**first, "coverage_cut": None}
+    blind = {other: {"answers": 0} for other in BLIND_SETS} | {name: now}
+    lines = fresh_section(blind)
+    assert lines[0].startswith(f"### A {LATER[name][1]} blind set")
+    assert "Dev half, first measurement:" in lines
