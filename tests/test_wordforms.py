@@ -397,6 +397,55 @@ def test_unchecked_facts_are_numbers_dates_names_and_misread_values_not_rewordin
     assert unchecked_facts("Lovely spa upstairs.", hotel) == ["Lovely", "spa", "upstairs"]
 
 
+def test_how_many_groups_the_question_needs_is_worked_out_not_invented():
+    """Blind set 3 (dev): five people, four a boat, "you'd need two boats" was blocked for
+    "two"; the count must come from the question's number, not two of the context's."""
+    lake = ContextWords.of(
+        ["Hire costs 15 euros for 30 minutes, from 10:00, and each boat takes up to four people."],
+        "We're a family of five. Can we all go in one boat?",
+    )
+    assert unchecked_facts("No: you'd need two boats.", lake) == []
+    assert unchecked_facts("No: you'd need three boats.", lake) == ["three"]
+
+
+def test_a_period_the_question_names_in_words_is_counted_from():
+    """Blind set 3 (dev): "I got a tattoo last month" and a four-month wait, "donate in
+    about three months" was blocked for "three"."""
+    blood = ContextWords.of(
+        ["After a tattoo or piercing you have to wait four months before donating."],
+        "I got a tattoo last month. Can I give blood?",
+    )
+    assert unchecked_facts("You can donate in about three months.", blood) == []
+    assert unchecked_facts("You can donate in about seven months.", blood) == ["seven"]
+
+
+def test_a_total_the_answer_works_out_from_its_own_amounts_is_held():
+    """Blind set 4 (dev): "£24 a month (£18 plus £9, minus the £3 discount)" and "saves you
+    £2.97 compared with £20.97" (three bags at £6.99 against £18) were blocked; a total that
+    is not what the stated amounts give still is."""
+    cover = ContextWords.of(
+        [
+            "Buildings cover costs £18 a month and contents cover £9 a month; if you buy both, "
+            "we take £3 off the combined monthly price.",
+            "Compost is £6.99 a bag, or 3 bags for £18.",
+        ],
+        "How much do I save buying three bags of compost?",
+    )
+    shown = "Together they come to £24 a month (£18 plus £9, minus the £3 discount)."
+    assert unchecked_facts(shown, cover) == []
+    assert unchecked_facts(shown.replace("£24", "£25"), cover) == ["25"]
+    saved = "Three bags for £18 saves you £2.97 compared with £20.97 at the single-bag price."
+    assert unchecked_facts(saved, cover) == []
+    assert unchecked_facts(saved.replace("2.97", "3.97"), cover) == ["3.97"]
+
+
+def test_a_number_with_a_plural_s_is_the_number():
+    """Blind set 4 (dev): "Under-14s must be supervised" states fourteen."""
+    wall = ContextWords.of(["Under-14s must be supervised by an adult at all times."])
+    assert unchecked_facts("Children younger than fourteen need an adult.", wall) == []
+    assert unchecked_facts("Children younger than twelve need an adult.", wall) == ["twelve"]
+
+
 WORKSHOP = ContextWords.of(
     [
         "The workshop is open Tuesday to Friday from 9:00 to 18:00 and on Saturday from 10:00 "

@@ -5,12 +5,13 @@ wrong place does not. Rules over words: no model, no dependency."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
-from itertools import pairwise
+from itertools import combinations, pairwise, product
 from typing import Any
 
 from camab_rag.sentences import split_sentences
@@ -178,6 +179,8 @@ def form(word: str) -> str:
         return str(int(word)) if len(word) < 12 else word
     if _ORDINAL.fullmatch(word):  # "5th" is the 5 of "5 January"
         return str(int(word[:-2]))
+    if word[-1:] == "s" and word[:-1].isdecimal() and len(word) < 12:  # "under-14s"
+        return str(int(word[:-1]))
     return _ALONE.get(word) or stem(word)
 
 
@@ -410,7 +413,7 @@ class ContextWords(frozenset[str]):
             sentences,
             subject_forms(question),
             (tuple(q for _, q in quantities(t[a:b])) for t in texts for a, b in split_sentences(t)),
-            (q for _, q in quantities(question)),
+            (*(q for _, q in quantities(question)), *_ago(question)),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -424,6 +427,16 @@ class ContextWords(frozenset[str]):
             self.quantities + other.quantities,
             self.asked_values + other.asked_values,
         )
+
+
+_AGO = re.compile(r"\b(?:last|past|a|an|one)\s+(day|week|month|year)\b|\b(yesterday)\b", re.I)
+
+
+def _ago(question: str) -> Iterator[Quantity]:
+    """One of a period the question names without a digit ("last month", "a week ago",
+    "yesterday"): an answer may count from it ("four months after, so three more")."""
+    for match in _AGO.finditer(question):
+        yield Quantity("1", form(match.group(1) or "day"))
 
 
 @dataclass(frozen=True)
@@ -845,11 +858,24 @@ def _per(text: str, rest: Sequence[_Word]) -> str:
     return "*" if word == "each" else ""
 
 
-def _worked(result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True) -> bool:
-    """Whether ``result`` is ``stated`` times ``other``, their sum, difference or a percent off."""
+def _worked(
+    result: Quantity, stated: Quantity, other: Quantity, *, sums: bool = True, asked: bool = False
+) -> bool:
+    """Whether ``result`` is ``stated`` times ``other``, their sum, difference, a percent off,
+    or, ``other`` being the question's, how many groups of one hold the other ("two boats"
+    for five people, four a boat)."""
     if not result.unit:
         return False
     r, a, b = (Decimal(q.value) for q in (result, stated, other))
+    units = {stated.unit, other.unit} - {""}
+    if (
+        asked
+        and len(units) == 1
+        and not units & {*_MONEY, "percent", result.unit}
+        and 0 < min(a, b) < max(a, b)
+        and r == math.ceil(max(a, b) / min(a, b))
+    ):
+        return True
     if other.unit == "percent" and stated.unit != "percent":
         return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
     if stated.per and _same_unit(stated.unit, result.unit) and stated.per in ("*", other.unit):
@@ -914,7 +940,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                     ]
                     if (
                         used
-                        or any(_worked(result, stated, q) for q in context.asked_values)
+                        or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
                         or any(_worked(result, stated, q, sums=False) for q in near)
                     ):
                         held.add(start)
@@ -924,8 +950,40 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                 [w for w in found if w[0] >= start - a], context
             ):
                 held.add(start)
+        for start in _shown(own, context, held):
+            held.add(start)
+            units.setdefault(own[start].value, set()).add(own[start].unit)
     values = {v for v, starts in lacked.items() if all(s in held for s in starts)}
     return frozenset(values).union(*(units.get(v, set()) for v in values))
+
+
+def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> set[int]:
+    """Where an amount of one answer sentence is a sum or difference of two or three of the
+    sentence's other amounts of its unit, each stated or itself worked out: the answer shows
+    its work ("£18 plus £9, minus the £3 off: £24 a month")."""
+    shown: set[int] = set()
+    for _ in range(2):  # a total worked from a total ("£20.97 for three, so £2.97 saved")
+        known = [(s, q) for s, q in own.items() if q.value in context.forms or s in held | shown]
+        for start, result in own.items():
+            if start in held | shown or result.value in context.forms:
+                continue
+            parts = [
+                Decimal(q.value)
+                for s, q in known
+                if s != start
+                and q.per in ("", result.per)
+                and q.unit
+                and _same_unit(q.unit, result.unit)
+            ]
+            total = Decimal(result.value)
+            if any(
+                total == sum(sign * part for sign, part in zip(signs, chosen, strict=True))
+                for n in (2, 3)
+                for chosen in combinations(parts, n)
+                for signs in product((1, -1), repeat=n)
+            ):
+                shown.add(start)
+    return shown
 
 
 NEXT_DAY = re.compile(r"\b(?:next|following)\s+(working\s+|business\s+)?day\b", re.IGNORECASE)
