@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,14 @@ from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 KINDS = ("short", "paraphrase", "followup", "mixed")
-BLIND_SETS = ("fresh", "fresh2", "fresh3", "fresh4")
+BLIND_SETS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
+FLAGGED = (
+    ("right passed", False, "blocked"),
+    ("invented blocked", True, "blocked"),
+    ("invented flagged", True, "flagged"),
+)
 COLUMNS = {  # set -> (column, counted on invented answers, the row's field counted)
     "fresh": (
         ("right passed", False, "blocked"),
@@ -33,14 +39,15 @@ COLUMNS = {  # set -> (column, counted on invented answers, the row's field coun
         (ANY_RIGHT, False, "blocked_any"),
         (ANY_INVENTED, True, "blocked_any"),
     ),
-    "fresh2": (
-        ("right passed", False, "blocked"),
-        ("invented blocked", True, "blocked"),
-        ("invented flagged", True, "flagged"),
-    ),
+    **{name: FLAGGED for name in BLIND_SETS[1:]},
 }
-COLUMNS["fresh3"] = COLUMNS["fresh4"] = COLUMNS["fresh2"]
 """A right answer counts when its field is false (passed), an invented one when true."""
+HELPER = "a helper who read nothing of the project but its own brief"
+LATER = {  # set -> (ordinal, writer, the hash byte of its split)
+    "fresh3": ("third", "an engineer who had not read the gate's code or rules", "second"),
+    "fresh4": ("fourth", HELPER, "third"),
+    "fresh5": ("fifth", HELPER, "fourth"),
+}
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
 
@@ -269,10 +276,11 @@ HEADLINES = {
     "fresh": "blind short / paraphrased / follow-up set: right answers passed (held-out half)",
     "fresh2": "second blind set (short / paraphrased / follow-up / mixed): right answers "
     "passed (held-out half)",
-    "fresh3": "third blind set (short / paraphrased / follow-up / mixed): right answers "
-    "passed (held-out half)",
-    "fresh4": "fourth blind set (short / paraphrased / follow-up / mixed): right answers "
-    "passed (held-out half)",
+    **{
+        name: f"{nth} blind set (short / paraphrased / follow-up / mixed): right answers "
+        "passed (held-out half)"
+        for name, (nth, _, _) in LATER.items()
+    },
 }
 
 
@@ -322,7 +330,7 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
             f"{cell(blind[name]['held_out']['all']['right passed'])} of the correct answers and "
             f"blocks {cell(blind[name]['held_out']['all']['invented blocked'])} of the "
             "invented details."
-            for name, nth in (("fresh2", "second"), ("fresh3", "third"), ("fresh4", "fourth"))
+            for name, nth in zip(BLIND_SETS[1:], ("second", "third", "fourth", "fifth"))
             if blind.get(name, {}).get("answers")
         )
     )
@@ -355,7 +363,7 @@ def _fresh2_intro(now: dict[str, Any]) -> str:
 
 
 def _later_intro(name: str, writer: str, byte: str, now: dict[str, Any]) -> str:
-    """The third and fourth sets' words: 80 cases, 20 per kind, written by ``writer``."""
+    """The later sets' words (:data:`LATER`): 80 cases, 20 per kind, written by ``writer``."""
     split = Counter(c.split for c in load_items(name)) if now["answers"] else Counter()
     return (
         f"{now['answers']} answers to 80 one-document cases written blind by {writer} "
@@ -364,18 +372,6 @@ def _later_intro(name: str, writer: str, byte: str, now: dict[str, Any]) -> str:
         f"earlier turns as context, 20 mixed), split by the parity of the {byte} byte of the "
         f"SHA-256 of the question ({split['dev'] // 2} dev, {split['held_out'] // 2} held-out) "
         "and committed before any result. " + _default_words(now["coverage_cut"])
-    )
-
-
-def _fresh3_intro(now: dict[str, Any]) -> str:
-    return _later_intro(
-        "fresh3", "an engineer who had not read the gate's code or rules", "second", now
-    )
-
-
-def _fresh4_intro(now: dict[str, Any]) -> str:
-    return _later_intro(
-        "fresh4", "a helper who read nothing of the project but its own brief", "third", now
     )
 
 
@@ -406,20 +402,16 @@ SECTIONS = {  # set -> (title, intro, first measurement's words, dev half's word
         "the set was written):",
         "Dev half (where failures may be read and general fixes made):",
     ),
-    "fresh3": (
-        "### A third blind set (`benchmarks/results/gate_fresh3_held_out.json`, `_dev.json`)",
-        _fresh3_intro,
-        "First measurement (held-out half; taken once, with the library as it was when "
-        "the set was merged, before any rule was changed for it):",
-        "Dev half (where failures may be read and general fixes made):",
-    ),
-    "fresh4": (
-        "### A fourth blind set (`benchmarks/results/gate_fresh4_held_out.json`, `_dev.json`)",
-        _fresh4_intro,
-        "First measurement (held-out half; taken once, with the library as it was when "
-        "the set was merged, before any rule was changed for it):",
-        "Dev half (where failures may be read and general fixes made):",
-    ),
+    **{
+        name: (
+            f"### A {nth} blind set (`benchmarks/results/gate_{name}_held_out.json`, `_dev.json`)",
+            partial(_later_intro, name, writer, byte),
+            "First measurement (held-out half; taken once, with the library as it was when "
+            "the set was merged, before any rule was changed for it):",
+            "Dev half (where failures may be read and general fixes made):",
+        )
+        for name, (nth, writer, byte) in LATER.items()
+    },
 }
 
 
