@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -387,7 +388,8 @@ def _default_words(cut: float | None) -> str:
     )
 
 
-SECTIONS = {  # set -> (title, intro, first measurement's words, dev half's words)
+Section = tuple[str, Callable[[dict[str, Any]], str], str, str]
+SECTIONS: dict[str, Section] = {  # set -> (title, intro, first measurement's, dev half's words)
     "fresh": (
         "### A blind short-answer set (`benchmarks/results/gate_fresh_cases.json`)",
         _fresh_intro,

@@ -24,7 +24,7 @@ from camab_rag.groundedness import (
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.anchors import anchor_prompts
 from camab_rag.groundedness.calibration import calibrate, shipped_examples
-from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, DEFAULT_THRESHOLD
+from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, DEFAULT_THRESHOLD, recalibrated
 from camab_rag.groundedness.score import SCORE_NAME
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration
 from camab_rag.prompts import plan_prompt
@@ -280,6 +280,23 @@ def test_three_verdicts_and_the_block_rule():
         )
     )
     assert down.verdict is None and down.blocked and down.flagged  # unknown: fails closed
+
+
+def test_a_fact_the_sources_never_state_is_never_supported():
+    """Blind set 5 (dev): "he works Tuesday to Saturday" over "Wednesday to Saturday" was
+    ``supported`` (a low P(unsupported)); a name, day or number the context never states
+    leaves an answer at most ``uncertain``; a threshold keeps its two verdicts."""
+    model = Calibration(weights=(0.0, -4.0), bias=2.0, block_at=0.7, flag_at=0.3, model="t")
+    for answer, fact in (("Ilse Marten opened it on a Tuesday.", "Tuesday"), (SUPPORTED, None)):
+        report = recalibrated(assess_answer(QUESTION, CONTEXT, answer, KeywordScorer()), model)
+        assert report.p_unsupported is not None and report.p_unsupported < 0.3
+        assert report.verdict == ("uncertain" if fact else "supported"), answer
+        assert (fact in (report.unchecked_facts or ())) if fact else not report.unchecked_facts
+        assert report.sentences[0].verdict == report.verdict
+    two = assess_answer(
+        QUESTION, CONTEXT, "Ilse Marten opened it on a Tuesday.", KeywordScorer(), threshold=0.1
+    )
+    assert two.verdict in ("supported", "unsupported")
 
 
 def test_reports_without_verdicts_load_and_reports_and_answers_print_short():

@@ -446,6 +446,27 @@ def test_a_number_with_a_plural_s_is_the_number():
     assert unchecked_facts("Children younger than twelve need an adult.", wall) == ["twelve"]
 
 
+def test_a_share_in_words_a_rate_times_a_count_and_a_total_with_its_step_are_held():
+    """Blind set 5 (dev): "charged 50% of the price" over "charged at half price", "€88 for
+    the four of you" at "€22 per player", and "$220 in total, since each extra person adds
+    $40" over "$180 for one person, and each additional person adds $40" were blocked."""
+    salon = ContextWords.of(["Appointments cancelled late are charged at half price."])
+    assert unchecked_facts("You'll be charged 50% of the price.", salon) == []
+    assert unchecked_facts("You'll be charged 75% of the price.", salon) == ["75"]
+    rooms = ContextWords.of(
+        ["Weekday sessions cost €22 per player."], "How much for four of us on a Friday?"
+    )
+    assert unchecked_facts("It's €88 for the four of you.", rooms) == []
+    assert unchecked_facts("It's €96 for the four of you.", rooms) == ["96", "four"]
+    ski = ContextWords.of(
+        ["A lesson costs $180 for one person, and each additional person adds $40."],
+        "What if my sister joins me?",
+    )
+    assert unchecked_facts("It's $220 in total, since each extra person adds $40.", ski) == []
+    assert unchecked_facts("It's $230 in total, since each extra person adds $40.", ski) == ["230"]
+    assert unchecked_facts("It's $140 in total, since each extra person adds $40.", ski) == ["140"]
+
+
 WORKSHOP = ContextWords.of(
     [
         "The workshop is open Tuesday to Friday from 9:00 to 18:00 and on Saturday from 10:00 "

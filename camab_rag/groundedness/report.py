@@ -27,7 +27,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import NUMBER_WORDS, ContextWords, rival_spans
+from camab_rag.groundedness.wordforms import ContextWords, rival_spans
 from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
@@ -283,22 +283,25 @@ def _judged(
     calibration: Calibration,
     contested: Sequence[str] | None = None,
 ) -> tuple[Verdict, float | None]:
-    """Calibrated verdict and ``P(unsupported)``, or ``score >= threshold``; ``contested``."""
+    """Calibrated verdict and ``P(unsupported)`` (``supported`` at most ``uncertain`` when a
+    value is ``contested``), or two verdicts: ``score >= threshold``."""
     p = None if covered is None else calibration.p_unsupported(score, covered)
     cut = DEFAULT_THRESHOLD if threshold is None else threshold
     verdict: Verdict = "supported" if score >= cut else "unsupported"
-    if threshold is None and p is not None:
-        verdict = calibration.verdict(p)
+    if threshold is not None or p is None:
+        return verdict, p
+    verdict = calibration.verdict(p)
     return ("uncertain" if verdict == "supported" and contested else verdict), p
 
 
 def _decided(
     report: GroundednessReport, threshold: float | None, calibration: Calibration
 ) -> GroundednessReport:
-    """``report`` with its verdicts; a disputed or unchecked number is never ``supported``."""
+    """``report`` with its verdicts; a disputed value or an unchecked fact (a number, date
+    or name the context does not state) is never ``supported``."""
     sentences = []
     for s in report.sentences:
-        doubts = [*(s.contested or ()), *_numbers(s.unchecked_facts)]
+        doubts = [*(s.contested or ()), *(s.unchecked_facts or ())]
         verdict, p = (
             ("supported", 0.0)
             if s.abstention or s.score is None
@@ -308,7 +311,7 @@ def _decided(
             replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
         )
     contested = [w for s in sentences if not s.abstention for w in s.contested or ()]
-    contested += _numbers(report.unchecked_facts)
+    contested += report.unchecked_facts or ()
     verdict, p = _judged(report.score, report.coverage, threshold, calibration, contested)
     if report.abstained:
         verdict, p = "supported", 0.0
@@ -320,11 +323,6 @@ def _decided(
         grounded=verdict != "unsupported",
         calibration=calibration if threshold is None and p is not None else None,
     )
-
-
-def _numbers(facts: Sequence[str] | None) -> list[str]:
-    """The numbers among ``facts`` ("12", "three"): an unchecked one leaves no answer supported."""
-    return [w for w in facts or () if any(c.isdigit() for c in w) or w.lower() in NUMBER_WORDS]
 
 
 def support_parts(

@@ -532,9 +532,15 @@ _RANGE = re.compile(
 _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:]|\.\d)")
 
 
+_SHARES = {"half": ("50", "percent"), "quarter": ("25", "percent")}
+"""A share in words states its percent ("half price" is 50%)."""
+
+
 def _also(text: str) -> frozenset[str]:
-    """What a context text also states: "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week``."""
+    """What a context text also states: "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week``,
+    "half" ``50`` ``percent``."""
     out = {FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS}
+    out.update(f for w in words(text) for f in _SHARES.get(w, ()))
     out.update(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(text))
     for value, unit in pairwise(f for _, _, _, f in forms(text) if f):
         if not value.isdecimal():
@@ -878,13 +884,23 @@ def _worked(
         return True
     if other.unit == "percent" and stated.unit != "percent":
         return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
-    if stated.per and _same_unit(stated.unit, result.unit) and stated.per in ("*", other.unit):
+    if (
+        stated.per
+        and _same_unit(stated.unit, result.unit)
+        and (stated.per in ("*", other.unit) or not other.unit)  # "€22 per player", "four"
+    ):
         return not result.per and a * b == r  # a total, not another rate
     if _same_unit(stated.unit, result.unit) and other.unit not in (result.unit, "percent"):
         return not (result.per or stated.per) and a * b == r  # "two classes" at 12 euros
     alike = _same_unit(stated.unit, result.unit) and _same_unit(other.unit, result.unit)
     alike = alike and stated.per == other.per == result.per  # no rate plus a total
     return sums and alike and r in (a + b, abs(a - b))
+
+
+def _added(result: Quantity, stated: Quantity, other: Quantity) -> bool:
+    """Whether ``result`` is the sum of two amounts of its unit (no rate plus a total)."""
+    alike = all(_same_unit(q.unit, result.unit) and q.per == result.per for q in (stated, other))
+    return alike and Decimal(result.value) == Decimal(stated.value) + Decimal(other.value)
 
 
 def _same_unit(one: str, other: str) -> bool:
@@ -925,6 +941,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     shares = [q for sentence in context.quantities for q in sentence if q.unit == "percent"]
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
+        told = {q.value for q in own.values() if q.value in context.forms}
         found = forms(text[a:b])
         for start, result in own.items():
             if result.value in context.forms:
@@ -933,6 +950,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
             for sentence in context.quantities:
                 for stated in sentence:
                     near = [q for q in sentence if q is not stated] + shares
+                    shown = stated.value in told  # "$220, each extra adds $40" ($180 for one)
                     used = [
                         s
                         for s, q in own.items()
@@ -942,6 +960,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         used
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
                         or any(_worked(result, stated, q, sums=False) for q in near)
+                        or (shown and any(_added(result, stated, q) for q in near))
                     ):
                         held.add(start)
                         units.setdefault(result.value, set()).add(result.unit)
