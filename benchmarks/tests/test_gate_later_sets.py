@@ -22,6 +22,7 @@ LATER = {
     "fresh3": ({"dev": 70, "held_out": 90}, "third"),
     "fresh4": ({"dev": 74, "held_out": 86}, "fourth"),
     "fresh5": ({"dev": 70, "held_out": 90}, "fifth"),
+    "fresh6": ({"dev": 80, "held_out": 80}, "sixth"),
 }
 
 
