@@ -115,7 +115,7 @@ def cite(
     owner = [segment.doc_index for segment in segments]
     answer_scores = np.asarray(result.scores, dtype=float)
     texts = unit_texts(result, rule.unit, docs)
-    read = [ContextWords.of([text]) for text in texts]  # once: choose_sources reads each
+    read = [ContextWords.of([text], result.question) for text in texts]  # once, for each sentence
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     cited_units: set[int] = set()

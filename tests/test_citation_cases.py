@@ -192,6 +192,25 @@ def test_a_worked_out_total_is_held_by_the_price_it_comes_from() -> None:
         assert choose_sources(sentence, np.array(scores), texts, CitationRule()) == [0]
 
 
+@pytest.mark.model
+def test_a_total_worked_from_the_questions_count_cites_the_price(smollm2_scorer) -> None:
+    """Review 19: "Three adults pay 105 euros." (three of the question, 35 euros per adult)
+    cited nothing: no page states "three" or 105, and cite() read the pages without the
+    question its count comes from."""
+    docs = [
+        "Blue Heron Boat Tours: the harbour tour lasts an hour and a half and costs 35 euros "
+        "per adult. Children under 12 pay half price.",
+        "Blue Heron Boat Tours also runs a sunset cruise for 55 euros per person, with a glass "
+        "of wine included.",
+        "Blue Heron Boat Tours is open daily from 9:00 to 18:00, April to October.",
+        "Price list 2019 (archived): Blue Heron harbour tour 28 euros.",
+        "Meet our team: captain Marta Silva has sailed with Blue Heron for twelve years.",
+    ]
+    question = "How much do three adults pay for the harbour tour?"
+    result = attribute(question, docs, "Three adults pay 105 euros.", smollm2_scorer, budget=8)
+    assert [source.doc_index for source in cite(result, docs).sources] == [0]
+
+
 def test_a_clock_hour_is_not_held_by_a_price() -> None:
     """Review 12: "from 10 in the morning until 4 pm" cited the late-returns page ("a late
     return costs €10 per hour") as support, holding "10" only as a price; the hours page

@@ -100,7 +100,7 @@ def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
         "strong support",
         "support",
         "weak support",
-        "no measurable support",
+        "holds the answer's words",
     ]
     assert support_level(CITE_AT) == 2 > support_level(CITE_AT - 1e-9)
     weak = make_result(

@@ -467,6 +467,36 @@ def test_a_share_in_words_a_rate_times_a_count_and_a_total_with_its_step_are_hel
     assert unchecked_facts("It's $140 in total, since each extra person adds $40.", ski) == ["140"]
 
 
+def test_a_said_total_of_two_amounts_is_held_wherever_they_stand():
+    """Review 19: "That comes to 90 euros in total." for a 35-euro tour and a 55-euro cruise
+    (two documents) was blocked; a total no two amounts give still is."""
+    tours = ContextWords.of(
+        [
+            "The harbour tour lasts an hour and a half and costs 35 euros per adult.",
+            "Blue Heron also runs a sunset cruise for 55 euros per person.",
+        ],
+        "How much for one adult harbour tour and one sunset cruise?",
+    )
+    assert unchecked_facts("That comes to 90 euros in total.", tours) == []
+    assert unchecked_facts("That comes to 95 euros in total.", tours) == ["95"]
+    assert unchecked_facts("They cost 90 euros.", tours) == ["90"]  # no word of a sum
+
+
+def test_a_count_in_words_three_quarters_of_an_hour_and_the_days_dates_span():
+    """Blind set 6 (dev): "twice" at "£6 each visit" (£12), "three quarters of an hour" for
+    45 minutes and "ten days, from 4 April to 13 April" were blocked."""
+    club = ContextWords.of(
+        ["Guests pay £6 each visit.", "Story time lasts 45 minutes."],
+        "If I bring a friend twice, what does it cost?",
+    )
+    assert unchecked_facts("It would be £12 in total.", club) == []
+    assert unchecked_facts("It would be £18 in total.", club) == ["18"]
+    assert unchecked_facts("It runs for three quarters of an hour.", club) == []
+    sale = ContextWords.of(["The sale runs from Friday 4 April to Sunday 13 April."])
+    assert unchecked_facts("It runs for ten days, from 4 April to 13 April.", sale) == []
+    assert unchecked_facts("It runs for twelve days, from 4 April to 13 April.", sale) == ["twelve"]
+
+
 WORKSHOP = ContextWords.of(
     [
         "The workshop is open Tuesday to Friday from 9:00 to 18:00 and on Saturday from 10:00 "

@@ -300,10 +300,17 @@ def _phrases(tokens: _Tokens) -> dict[int, str]:
         j = k + 1
         while j < min(k + 4, len(tokens)) and tokens[j][2] in ("a", "an", "of"):
             j += 1
-        if word in HOUR_PARTS and j < len(tokens) and tokens[j][2] == "hour":
+        if word in HOUR_PARTS and _hour_at(tokens, j):
             out[k], out[j] = HOUR_PARTS[word], "min"
             out.update(dict.fromkeys(range(k + 1, j), ""))
+        elif word == "quarters" and k and tokens[k - 1][2] == "three" and _hour_at(tokens, j):
+            out[k - 1], out[k], out[j] = "45", "", "min"  # "three quarters of an hour"
+            out.update(dict.fromkeys(range(k + 1, j), ""))
     return out
+
+
+def _hour_at(tokens: _Tokens, j: int) -> bool:
+    return j < len(tokens) and tokens[j][2] == "hour"
 
 
 def _year(value: str) -> bool:
@@ -430,13 +437,17 @@ class ContextWords(frozenset[str]):
 
 
 _AGO = re.compile(r"\b(?:last|past|a|an|one)\s+(day|week|month|year)\b|\b(yesterday)\b", re.I)
+_TIMES = re.compile(r"\b(once|twice)\b", re.I)
 
 
 def _ago(question: str) -> Iterator[Quantity]:
     """One of a period the question names without a digit ("last month", "a week ago",
-    "yesterday"): an answer may count from it ("four months after, so three more")."""
+    "yesterday"), and a count in words ("twice"): an answer may count from it ("four
+    months after, so three more"; "£6 each visit, £12")."""
     for match in _AGO.finditer(question):
         yield Quantity("1", form(match.group(1) or "day"))
+    for match in _TIMES.finditer(question):
+        yield Quantity("1" if match.group(1).lower() == "once" else "2")
 
 
 @dataclass(frozen=True)
@@ -897,9 +908,13 @@ def _worked(
     return sums and alike and r in (a + b, abs(a - b))
 
 
-def _added(result: Quantity, stated: Quantity, other: Quantity) -> bool:
-    """Whether ``result`` is the sum of two amounts of its unit (no rate plus a total)."""
-    alike = all(_same_unit(q.unit, result.unit) and q.per == result.per for q in (stated, other))
+def _added(result: Quantity, stated: Quantity, other: Quantity, *, rates: bool = True) -> bool:
+    """Whether ``result`` is the sum of two amounts of its unit (with ``rates``, no rate plus
+    a total)."""
+    alike = all(
+        _same_unit(q.unit, result.unit) and (q.per == result.per or not rates)
+        for q in (stated, other)
+    )
     return alike and Decimal(result.value) == Decimal(stated.value) + Decimal(other.value)
 
 
@@ -933,6 +948,12 @@ def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
     return frozenset(context._memo[text])
 
 
+_TOTAL = re.compile(
+    r"\b(?:in total|total|together|altogether|combined|in all|comes? to|adds? up|both)\b", re.I
+)
+"""Words that say a number is a sum of amounts."""
+
+
 def _derived(text: str, context: ContextWords) -> frozenset[str]:
     asked = {q.value for q in context.asked_values}
     held: set[int] = set()  # where a number the context lacks is derived or worked with
@@ -942,6 +963,8 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
         told = {q.value for q in own.values() if q.value in context.forms}
+        summed = _TOTAL.search(text[a:b]) is not None  # "90 euros in total": any two amounts
+        every = [q for sentence in context.quantities for q in sentence] if summed else []
         found = forms(text[a:b])
         for start, result in own.items():
             if result.value in context.forms:
@@ -961,6 +984,9 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
                         or any(_worked(result, stated, q, sums=False) for q in near)
                         or (shown and any(_added(result, stated, q) for q in near))
+                        or any(
+                            _added(result, stated, q, rates=False) for q in every if q is not stated
+                        )
                     ):
                         held.add(start)
                         units.setdefault(result.value, set()).add(result.unit)
@@ -979,7 +1005,8 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
 def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> set[int]:
     """Where an amount of one answer sentence is a sum or difference of two or three of the
     sentence's other amounts of its unit, each stated or itself worked out: the answer shows
-    its work ("£18 plus £9, minus the £3 off: £24 a month")."""
+    its work ("£18 plus £9, minus the £3 off: £24 a month"), or the days two of its dates
+    span."""
     shown: set[int] = set()
     for _ in range(2):  # a total worked from a total ("£20.97 for three, so £2.97 saved")
         known = [(s, q) for s, q in own.items() if q.value in context.forms or s in held | shown]
@@ -995,7 +1022,13 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
                 and _same_unit(q.unit, result.unit)
             ]
             total = Decimal(result.value)
-            if any(
+            days = [  # "ten days, from 4 April to 13 April": the days the dates span
+                Decimal(q.value) for s, q in known if q.unit in CALENDAR - frozenset(WEEKDAYS)
+            ]
+            spanned = result.unit in ("day", "night") and any(
+                total in (abs(b - a) + 1, abs(b - a)) for a, b in combinations(days, 2)
+            )
+            if spanned or any(
                 total == sum(sign * part for sign, part in zip(signs, chosen, strict=True))
                 for n in (2, 3)
                 for chosen in combinations(parts, n)
