@@ -25,7 +25,7 @@ from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 KINDS = ("short", "paraphrase", "followup", "mixed")
-BLIND_SETS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+BLIND_SETS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
 FLAGGED = (
@@ -49,6 +49,7 @@ LATER = {  # set -> (ordinal, writer, the hash byte of its split)
     "fresh4": ("fourth", HELPER, "third"),
     "fresh5": ("fifth", HELPER, "fourth"),
     "fresh6": ("sixth", HELPER, "fifth"),
+    "fresh7": ("seventh", HELPER, "sixth"),
 }
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
@@ -332,7 +333,9 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
             f"{cell(blind[name]['held_out']['all']['right passed'])} of the correct answers and "
             f"blocks {cell(blind[name]['held_out']['all']['invented blocked'])} of the "
             "invented details."
-            for name, nth in zip(BLIND_SETS[1:], ("second", "third", "fourth", "fifth", "sixth"))
+            for name, nth in zip(
+                BLIND_SETS[1:], ("second", "third", "fourth", "fifth", "sixth", "seventh")
+            )
             if blind.get(name, {}).get("answers")
         )
     )

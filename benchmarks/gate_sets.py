@@ -16,8 +16,19 @@ from typing import Any
 from benchmarks.data import data_dir
 
 FRANK_QUESTION = "Summarise the article in a few sentences."
-SETS = ("frank", "halueval", "written", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
-BLIND = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+SETS = (
+    "frank",
+    "halueval",
+    "written",
+    "fresh",
+    "fresh2",
+    "fresh3",
+    "fresh4",
+    "fresh5",
+    "fresh6",
+    "fresh7",
+)
+BLIND = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
 """The blind hand-written sets (:func:`blind_cases`)."""
 CASES = Path(__file__).resolve().parent / "results"
 
@@ -151,7 +162,7 @@ def blind_split(question: str, byte: int = -1) -> str:
 
 def blind_cases(set_name: str) -> list[tuple[str, str, dict[str, Any]]]:
     """``(key, split, case)`` of a blind set: ``fresh`` is ``gate_fresh_cases.json``'s
-    ``FRESH`` (split by the last hash byte); the later ones the ``FRESH2`` ... ``FRESH6``
+    ``FRESH`` (split by the last hash byte); the later ones the ``FRESH2`` ... ``FRESH7``
     lists of ``gate_<set>_dev.json`` and ``gate_<set>_held_out.json`` (split by file, dev
     first)."""
     if set_name == "fresh":

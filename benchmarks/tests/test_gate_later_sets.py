@@ -23,6 +23,7 @@ LATER = {
     "fresh4": ({"dev": 74, "held_out": 86}, "fourth"),
     "fresh5": ({"dev": 70, "held_out": 90}, "fifth"),
     "fresh6": ({"dev": 80, "held_out": 80}, "sixth"),
+    "fresh7": ({"dev": 84, "held_out": 76}, "seventh"),
 }
 
 
