@@ -441,6 +441,28 @@ def _multi_lines(multi: dict[str, dict[str, str]], first: dict[str, Any] | None)
     return lines
 
 
+def _first_lines(blind: dict[str, dict[str, Any]]) -> list[str]:
+    """Each later set's first held-out measurement side by side: the library on text nobody
+    here had read (each taken once, when its set was merged)."""
+    rows = []
+    for name, (nth, _, _) in LATER.items():
+        first = first_path(blind[name].get("model", "smollm2"), name)
+        if blind[name]["answers"] and first.exists():
+            held = json.loads(first.read_text("utf-8"))["held_out"]["all"]
+            rows.append([f"{nth} set", *(held[c] for c, _, _ in FLAGGED)])
+    if not rows:
+        return []
+    return [
+        "### First measurements of the later blind sets",
+        "",
+        "The held-out half of each set written blind from the third on, measured once, with "
+        "the library as it was when the set was merged (before any rule was changed for it):",
+        "",
+        markdown_table(["set", *(c for c, _, _ in FLAGGED)], rows),
+        "",
+    ]
+
+
 def fresh_section(blind: dict[str, dict[str, Any]]) -> list[str]:
     """The gate report's sections on the blind sets (none for a set with nothing stored)."""
     lines: list[str] = []
@@ -458,4 +480,4 @@ def fresh_section(blind: dict[str, dict[str, Any]]) -> list[str]:
             lines += ["Dev half, first measurement:", "", _kind_table(first["dev"]), ""]
         if now.get("multi") is not None:
             lines += _multi_lines(now["multi"], first)
-    return lines
+    return lines + _first_lines(blind)

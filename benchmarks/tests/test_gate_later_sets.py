@@ -62,3 +62,12 @@ def test_its_section_shows_both_halves_of_the_first_measurement(name: str) -> No
     lines = fresh_section(blind)
     assert lines[0].startswith(f"### A {LATER[name][1]} blind set")
     assert "Dev half, first measurement:" in lines
+    table = "\n".join(lines[lines.index("### First measurements of the later blind sets") :])
+    assert [line for line in table.splitlines() if line.startswith("| ")][1:] == [
+        f"| {LATER[name][1]} set | "
+        + " | ".join(
+            first["held_out"]["all"][c]
+            for c in ("right passed", "invented blocked", "invented flagged")
+        )
+        + " |"
+    ]

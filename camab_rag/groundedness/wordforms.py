@@ -76,9 +76,10 @@ STOPWORDS = _set(
 LIGHT_WORDS = _set(
     """may might must shall can could should would get gets got getting gotten go goes went
     gone going take takes took taken taking come comes came coming make makes made making let
-    lets"""
+    lets total totals together altogether combined overall along away"""
 )
-"""Modal and light verbs ("get in for nine euros"): no fact of their own, never checked."""
+"""Modal and light verbs ("get in for nine euros"), their particles ("come along") and the
+words of a sum ("in total"): no fact of their own, never checked."""
 DERIVED_MIN = 5
 """The shortest form read as the stem of a longer word (``photo`` of ``photography``)."""
 
@@ -116,7 +117,7 @@ _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
 """An open condition: a negation in "If you haven't got a helmet, ..." is no claim."""
 _NEGATED = re.compile(r"n['’]t\b|\bnon-\w+[ai]ble\b", re.IGNORECASE)
 """A negation inside a word: "don't", and "non-refundable" (not "non-members": a kind)."""
-DURATIONS = {"day": ("week", 7), "month": ("year", 12)}
+DURATIONS = {"day": ("week", 7), "month": ("year", 12), "hour": ("day", 24)}
 DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
 _JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
@@ -143,9 +144,15 @@ Spans = list[tuple[int, int]]
 
 
 def holds(value: str, known: Collection[str]) -> bool:
-    """Whether ``known`` holds ``value``, or a longer word it starts (:data:`DERIVED_MIN`)."""
-    if value in known or len(value) < DERIVED_MIN or not value.isalpha():
+    """Whether ``known`` holds ``value``, a longer word it starts (:data:`DERIVED_MIN`), or
+    a short word's inflection ("book" of "booking", "need" of "needed")."""
+    if value in known or not value.isalpha():
         return value in known
+    if len(value) < DERIVED_MIN:
+        ends = ("ed", "ing", "er")
+        return len(value) > 2 and any(
+            value + end in known or value + value[-1] + end in known for end in (*ends, "d")
+        )
     return any(k.startswith(value) for k in known)
 
 
@@ -181,7 +188,12 @@ def form(word: str) -> str:
         return str(int(word[:-2]))
     if word[-1:] == "s" and word[:-1].isdecimal() and len(word) < 12:  # "under-14s"
         return str(int(word[:-1]))
+    if word[-1:] == "p" and word[:-1].isdecimal() and len(word) < 6:  # "15p" is £0.15
+        return str((Decimal(word[:-1]) / 100).normalize())
     return _ALONE.get(word) or stem(word)
+
+
+_ACRONYM = re.compile(r"[A-Z]{2,5}")
 
 
 def forms(text: str) -> list[_Word]:
@@ -193,7 +205,8 @@ def forms(text: str) -> list[_Word]:
     free = _phrases(tokens)
     out = []
     for k, (start, end, word) in enumerate(tokens):
-        value = form(word)
+        acronym = _ACRONYM.fullmatch(text[start:end]) and not (k and tokens[k - 1][2].isdecimal())
+        value = word if acronym else form(word)  # "HR" is no "hr" (hour), "2 HRS" is
         if k in decimals:  # "0.20 euros" is 0.2 (spanning "0.20"), its "20" nothing
             if decimals[k]:
                 last = k + 1
@@ -378,14 +391,16 @@ def form_set(texts: Iterable[str]) -> frozenset[str]:
 
 
 class ContextWords(frozenset[str]):
-    """A context's words (a frozenset), forms, clauses, amounts and the question's subject
-    and amounts (never held): what :func:`misread_spans` and :func:`derived_values` read."""
+    """A context's words (a frozenset), forms, clauses, amounts, the question's subject and
+    amounts (never held) and the asker's own numbers (``told``, held): what
+    :func:`misread_spans` and :func:`derived_values` read."""
 
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
     asked: frozenset[str]
     quantities: tuple[tuple[Quantity, ...], ...]
     asked_values: tuple[Quantity, ...]
+    told: frozenset[str]
     _memo: dict[object, Any]
 
     def __new__(
@@ -396,9 +411,11 @@ class ContextWords(frozenset[str]):
         asked: Iterable[str] = (),
         quantities: Iterable[tuple[Quantity, ...]] = (),
         asked_values: Iterable[Quantity] = (),
+        told: Iterable[str] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
-        made.forms = frozenset(forms) | frozenset(form(w) for w in made)
+        made.told = frozenset(told)  # the asker's own numbers: held, never misread
+        made.forms = frozenset(forms) | frozenset(form(w) for w in made) | made.told
         made.sentences = tuple(sentences)
         made.asked = frozenset(asked)
         made.quantities = tuple(quantities)
@@ -421,6 +438,7 @@ class ContextWords(frozenset[str]):
             subject_forms(question),
             (tuple(q for _, q in quantities(t[a:b])) for t in texts for a, b in split_sentences(t)),
             (*(q for _, q in quantities(question)), *_ago(question)),
+            _told(question),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -433,7 +451,27 @@ class ContextWords(frozenset[str]):
             self.asked | other.asked,
             self.quantities + other.quantities,
             self.asked_values + other.asked_values,
+            self.told | other.told,
         )
+
+
+_TOLD = (
+    re.compile(
+        r"\b(?:my|our|we have|we've got|i have|i've got|we are|we're|i am|i'm)\s+(?:an?\s+)?"
+        r"([\w.]+)",
+        re.I,
+    ),
+    re.compile(r"\b(?:family|group|party) of\s+([\w.]+)|\b([\w.]+)\s+of us\b", re.I),
+)
+
+
+def _told(question: str) -> Iterator[str]:
+    """The numbers the asker states of themselves ("we have a 7-year-old", "my 12-year-old",
+    "a family of five", "four of us"): context, unlike a value asked about ("is it 50 euros?")."""
+    for match in (m for pattern in _TOLD for m in pattern.finditer(question)):
+        for *_, value in forms(next(g for g in match.groups() if g))[:1]:
+            if is_number(value):
+                yield value
 
 
 _AGO = re.compile(r"\b(?:last|past|a|an|one)\s+(day|week|month|year)\b|\b(yesterday)\b", re.I)
@@ -677,7 +715,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         worked = derived_values(part, context)
         units = {s_start + at: q.unit for at, q in quantities(part)}
         for k, (start, end, _, value) in enumerate(found):
-            if not is_number(value) or value in worked:
+            if not is_number(value) or value in worked or value in context.told:
                 continue
             span = _listed_span(part, start, *_clause_span(part, start))
             overlap, best, closest = _closest_in(part, span, sentence, context)
