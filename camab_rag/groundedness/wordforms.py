@@ -149,9 +149,9 @@ def holds(value: str, known: Collection[str]) -> bool:
     if value in known or not value.isalpha():
         return value in known
     if len(value) < DERIVED_MIN:
-        ends = ("ed", "ing", "er")
         return len(value) > 2 and any(
-            value + end in known or value + value[-1] + end in known for end in (*ends, "d")
+            value + end in known or value + value[-1] + end in known
+            for end in ("ed", "ing", "er", "d")
         )
     return any(k.startswith(value) for k in known)
 
@@ -997,21 +997,26 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     held: set[int] = set()  # where a number the context lacks is derived or worked with
     lacked: dict[str, list[int]] = {}  # where each number the context lacks stands
     units: dict[str, set[str]] = {}
-    shares = [q for sentence in context.quantities for q in sentence if q.unit == "percent"]
+    amounts = [q for sentence in context.quantities for q in sentence]
+    shares = [q for q in amounts if q.unit == "percent"]
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
-        told = {q.value for q in own.values() if q.value in context.forms}
+        restated = {q.value for q in own.values() if q.value in context.forms}
         summed = _TOTAL.search(text[a:b]) is not None  # "90 euros in total": any two amounts
-        every = [q for sentence in context.quantities for q in sentence] if summed else []
         found = forms(text[a:b])
         for start, result in own.items():
             if result.value in context.forms:
                 continue
             lacked.setdefault(result.value, []).append(start)
+            if summed and any(
+                _added(result, x, y, rates=False) for x, y in combinations(amounts, 2)
+            ):
+                held.add(start)
+                units.setdefault(result.value, set()).add(result.unit)
             for sentence in context.quantities:
                 for stated in sentence:
                     near = [q for q in sentence if q is not stated] + shares
-                    shown = stated.value in told  # "$220, each extra adds $40" ($180 for one)
+                    shown = stated.value in restated  # "$220, each extra adds $40" ($180 for one)
                     used = [
                         s
                         for s, q in own.items()
@@ -1022,9 +1027,6 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
                         or any(_worked(result, stated, q, sums=False) for q in near)
                         or (shown and any(_added(result, stated, q) for q in near))
-                        or any(
-                            _added(result, stated, q, rates=False) for q in every if q is not stated
-                        )
                     ):
                         held.add(start)
                         units.setdefault(result.value, set()).add(result.unit)
@@ -1048,6 +1050,9 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
     shown: set[int] = set()
     for _ in range(2):  # a total worked from a total ("£20.97 for three, so £2.97 saved")
         known = [(s, q) for s, q in own.items() if q.value in context.forms or s in held | shown]
+        days = [  # "ten days, from 4 April to 13 April": the days two dates span
+            Decimal(q.value) for _, q in known if q.unit in CALENDAR - frozenset(WEEKDAYS)
+        ]
         for start, result in own.items():
             if start in held | shown or result.value in context.forms:
                 continue
@@ -1060,9 +1065,6 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
                 and _same_unit(q.unit, result.unit)
             ]
             total = Decimal(result.value)
-            days = [  # "ten days, from 4 April to 13 April": the days the dates span
-                Decimal(q.value) for s, q in known if q.unit in CALENDAR - frozenset(WEEKDAYS)
-            ]
             spanned = result.unit in ("day", "night") and any(
                 total in (abs(b - a) + 1, abs(b - a)) for a, b in combinations(days, 2)
             )
