@@ -442,6 +442,26 @@ def test_a_total_the_answer_works_out_from_its_own_amounts_is_held():
     assert unchecked_facts(saved.replace("2.97", "3.97"), cover) == ["3.97"]
 
 
+def test_two_steps_the_answer_shows_are_held():
+    """Blind set 6 (dev): eight photos asked, five included and €15 each extra: "€165 in
+    total: the €120 session ... and the three extra ones are €15 each" was blocked for "165"
+    and "three"; a wrong count or total still is."""
+    studio = ContextWords.of(
+        [
+            "A one-hour session costs €120 and includes five edited digital images. "
+            "Extra images are €15 each."
+        ],
+        "If we want eight edited photos from a family session, how much is that?",
+    )
+    shown = (
+        "That would be €165 in total: the €120 session comes with five edited images, and "
+        "the three extra ones are €15 each."
+    )
+    assert unchecked_facts(shown, studio) == []
+    assert unchecked_facts(shown.replace("€165", "€175"), studio) == ["175"]
+    assert unchecked_facts(shown.replace("three", "four"), studio) == ["165", "four"]
+
+
 def test_a_number_with_a_plural_s_is_the_number():
     """Blind set 4 (dev): "Under-14s must be supervised" states fourteen."""
     wall = ContextWords.of(["Under-14s must be supervised by an adult at all times."])

@@ -931,6 +931,8 @@ def _worked(
         and r == math.ceil(max(a, b) / min(a, b))
     ):
         return True
+    if asked and stated.unit == other.unit and not units & {*_MONEY, "percent"}:
+        return result.unit not in _MONEY and r == abs(a - b)  # "three extra" of eight, five in
     if other.unit == "percent" and stated.unit != "percent":
         return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
     if (
@@ -1064,6 +1066,17 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
                 and q.unit
                 and _same_unit(q.unit, result.unit)
             ]
+            parts += (
+                [  # "the three extra ones are €15 each": a rate times a count
+                    Decimal(rate.value) * Decimal(count.value)
+                    for s, rate in known
+                    if s != start and rate.per == "*" and _same_unit(rate.unit, result.unit)
+                    for c, count in known
+                    if c != s and count.unit and count.unit not in {*_MONEY, "percent"}
+                ]
+                if not result.per
+                else []
+            )
             total = Decimal(result.value)
             spanned = result.unit in ("day", "night") and any(
                 total in (abs(b - a) + 1, abs(b - a)) for a, b in combinations(days, 2)
