@@ -25,7 +25,17 @@ from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 KINDS = ("short", "paraphrase", "followup", "mixed")
-BLIND_SETS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
+BLIND_SETS = (
+    "fresh",
+    "fresh2",
+    "fresh3",
+    "fresh4",
+    "fresh5",
+    "fresh6",
+    "fresh7",
+    "fresh8",
+    "fresh9",
+)
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
 FLAGGED = (
@@ -50,6 +60,8 @@ LATER = {  # set -> (ordinal, writer, the hash byte of its split)
     "fresh5": ("fifth", HELPER, "fourth"),
     "fresh6": ("sixth", HELPER, "fifth"),
     "fresh7": ("seventh", HELPER, "sixth"),
+    "fresh8": ("eighth", HELPER, "seventh"),
+    "fresh9": ("ninth", HELPER, "eighth"),
 }
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
@@ -334,7 +346,8 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
             f"blocks {cell(blind[name]['held_out']['all']['invented blocked'])} of the "
             "invented details."
             for name, nth in zip(
-                BLIND_SETS[1:], ("second", "third", "fourth", "fifth", "sixth", "seventh")
+                BLIND_SETS[1:],
+                ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"),
             )
             if blind.get(name, {}).get("answers")
         )

@@ -24,6 +24,8 @@ LATER = {
     "fresh5": ({"dev": 70, "held_out": 90}, "fifth"),
     "fresh6": ({"dev": 80, "held_out": 80}, "sixth"),
     "fresh7": ({"dev": 84, "held_out": 76}, "seventh"),
+    "fresh8": ({"dev": 82, "held_out": 78}, "eighth"),
+    "fresh9": ({"dev": 82, "held_out": 78}, "ninth"),
 }
 
 
