@@ -462,6 +462,40 @@ def test_two_steps_the_answer_shows_are_held():
     assert unchecked_facts(shown.replace("three", "four"), studio) == ["165", "four"]
 
 
+def test_a_count_the_asker_names_and_a_date_a_week_on_are_worked_with():
+    """Blind sets 8 and 9 (dev): five lessons at "£35 an hour" (£175, so the £150 block
+    saves £25), "$21 a guitar, so double that for two" ($42), "Two weeks would be £95" for a
+    two-week hire, and a weekly hire from Saturday 4 April ending Saturday 11 April were
+    blocked; a wrong product, sum or date still is."""
+    chess = ContextWords.of(
+        ["Lessons cost £35 per hour. A block of five lessons booked in advance costs £150."],
+        "How much would I save by booking five lessons at once?",
+    )
+    save = "Five lessons would cost £175 at £35 an hour, so the £150 block saves you £25."
+    assert unchecked_facts(save, chess) == []
+    assert unchecked_facts(save.replace("£175", "£185"), chess) == ["185", "25"]
+    strings = ContextWords.of(
+        ["We fit new strings for $12 per set plus the string price. Standard sets cost $9."],
+        "What would it cost to have two electric guitars restrung with standard strings?",
+    )
+    double = "$42 in total: $12 fitting plus $9 for the strings is $21 a guitar, double for two."
+    assert unchecked_facts(double, strings) == []
+    assert unchecked_facts(double.replace("$42", "$44"), strings) == ["44"]
+    tower = ContextWords.of(
+        ["The tower hires for £65 for the first week and £30 for each additional week."],
+        "What would a two-week hire of the tower cost?",
+    )
+    weeks = "Two weeks would be £95: £65 for the first week plus £30 for the second."
+    assert unchecked_facts(weeks, tower) == []
+    assert unchecked_facts(weeks.replace("£95", "£105"), tower) == ["105"]
+    huts = ContextWords.of(
+        ["Our huts reopen on Saturday 4 April. Weekly hires run Saturday to Saturday."],
+        "If I book the very first week of the season, what day would it end?",
+    )
+    assert unchecked_facts("It would end on Saturday 11 April.", huts) == []
+    assert unchecked_facts("It would end on Saturday 12 April.", huts) == ["12"]
+
+
 def test_a_number_with_a_plural_s_is_the_number():
     """Blind set 4 (dev): "Under-14s must be supervised" states fourteen."""
     wall = ContextWords.of(["Under-14s must be supervised by an adult at all times."])

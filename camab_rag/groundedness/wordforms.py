@@ -948,6 +948,23 @@ def _worked(
     return sums and alike and r in (a + b, abs(a - b))
 
 
+def _bare(count: Quantity) -> Quantity:
+    """``count`` without its unit ("five lessons" at "£35 an hour")."""
+    return Quantity(count.value)
+
+
+_WEEK = re.compile(r"\bweek(?:ly|s)?\b", re.I)
+
+
+def _week_on(result: Quantity, stated: Quantity, text: str, context: ContextWords) -> bool:
+    """Whether ``result`` is the date one or two weeks from ``stated`` in its month, a week
+    being named ("weekly hires from Saturday 4 April": "ends on Saturday 11 April")."""
+    if result.unit != stated.unit or result.unit not in CALENDAR - frozenset(WEEKDAYS):
+        return False
+    weeks = _WEEK.search(text) or any(_WEEK.search(w) for w in context)
+    return bool(weeks) and abs(Decimal(result.value) - Decimal(stated.value)) in (7, 14)
+
+
 def _added(result: Quantity, stated: Quantity, other: Quantity, *, rates: bool = True) -> bool:
     """Whether ``result`` is the sum of two amounts of its unit (with ``rates``, no rate plus
     a total)."""
@@ -1019,13 +1036,18 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                 for stated in sentence:
                     near = [q for q in sentence if q is not stated] + shares
                     shown = stated.value in restated  # "$220, each extra adds $40" ($180 for one)
-                    used = [
+                    used = [  # a count the asker named times a rate of another unit
                         s
                         for s, q in own.items()
-                        if s != start and _worked(result, stated, q, sums=False)
+                        if s != start
+                        and (
+                            _worked(result, stated, q, sums=False)
+                            or (q.value in asked and _worked(result, stated, _bare(q), sums=False))
+                        )
                     ]
                     if (
                         used
+                        or _week_on(result, stated, text[a:b], context)
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
                         or any(_worked(result, stated, q, sums=False) for q in near)
                         or (shown and any(_added(result, stated, q) for q in near))
@@ -1040,6 +1062,13 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
         for start in _shown(own, context, held):
             held.add(start)
             units.setdefault(own[start].value, set()).add(own[start].unit)
+        if held & set(own):  # a sentence that works a sum out may restate what was asked
+            held.update(  # "What would a two-week hire cost?": "Two weeks would be £95"
+                s
+                for s, q in own.items()
+                if q.unit
+                and any(q.value == x.value and q.unit == x.unit for x in context.asked_values)
+            )
     values = {v for v, starts in lacked.items() if all(s in held for s in starts)}
     return frozenset(values).union(*(units.get(v, set()) for v in values))
 
@@ -1050,6 +1079,7 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
     its work ("£18 plus £9, minus the £3 off: £24 a month"), or the days two of its dates
     span."""
     shown: set[int] = set()
+    counts = [Decimal(q.value) for q in context.asked_values if q.unit not in {*_MONEY, "percent"}]
     for _ in range(2):  # a total worked from a total ("£20.97 for three, so £2.97 saved")
         known = [(s, q) for s, q in own.items() if q.value in context.forms or s in held | shown]
         days = [  # "ten days, from 4 April to 13 April": the days two dates span
@@ -1077,15 +1107,25 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
                 if not result.per
                 else []
             )
+            products = [  # "$21 a guitar, so double that for two": $42
+                Decimal(q.value) * n
+                for s, q in known
+                if s != start and q.per and _same_unit(q.unit, result.unit) and not result.per
+                for n in counts
+            ]
             total = Decimal(result.value)
             spanned = result.unit in ("day", "night") and any(
                 total in (abs(b - a) + 1, abs(b - a)) for a, b in combinations(days, 2)
             )
-            if spanned or any(
-                total == sum(sign * part for sign, part in zip(signs, chosen, strict=True))
-                for n in (2, 3)
-                for chosen in combinations(parts, n)
-                for signs in product((1, -1), repeat=n)
+            if (
+                spanned
+                or total in products
+                or any(
+                    total == sum(sign * part for sign, part in zip(signs, chosen, strict=True))
+                    for n in (2, 3)
+                    for chosen in combinations(parts, n)
+                    for signs in product((1, -1), repeat=n)
+                )
             ):
                 shown.add(start)
     return shown
