@@ -225,12 +225,31 @@ def measure_set(model: str, set_name: str, cut: float | None, record: bool) -> d
         "coverage_cut": cut,
         "held_out": kind_figures(rows, "held_out", cut, set_name),
         "dev": kind_figures(rows, "dev", cut, set_name),
+        "right_shown": {split: _right_shown(rows, split) for split in ("held_out", "dev")},
     }
     first = first_path(model, set_name)
     if record and rows and not first.exists() and len(rows) == len(load_items(set_name)):
         kept = {k: now[k] for k in ("model", "answers", "coverage_cut", "held_out", "dev")}
         first.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
     return now
+
+
+def _right_shown(rows: list[dict[str, Any]], split: str) -> dict[str, dict[str, int]]:
+    """How one half's right answers are shown, per kind and all: unmarked (``supported``),
+    marked (``uncertain``: what ``mode="flag"`` marks, ``mode="block"`` shows) or blocked."""
+    out = {}
+    for kind in (*KINDS, "all"):
+        right = [
+            r
+            for r in rows
+            if r["split"] == split and not r["unsupported"] and kind in (r["kind"], "all")
+        ]
+        out[kind] = {
+            "unmarked": sum(not r["flagged"] for r in right),
+            "marked": sum(r["flagged"] and not r["blocked"] for r in right),
+            "blocked": sum(r["blocked"] for r in right),
+        }
+    return out
 
 
 def measure(model: str, record: bool = False) -> dict[str, dict[str, Any]]:
@@ -476,6 +495,41 @@ def _first_lines(blind: dict[str, dict[str, Any]]) -> list[str]:
     ]
 
 
+def _marked_lines(blind: dict[str, dict[str, Any]]) -> list[str]:
+    """Each blind set's right answers (held-out half) by what a user sees: the gate's
+    ``uncertain`` passes ``mode="block"`` but ``mode="flag"`` marks it."""
+    rows, total = [], {kind: Counter[str]() for kind in (*KINDS, "all")}
+    shows = ("unmarked", "marked", "blocked")
+    for name in BLIND_SETS:
+        shown = blind[name].get("right_shown", {}).get("held_out")
+        if not blind[name]["answers"] or not shown:
+            continue
+        for kind in total:
+            total[kind].update(shown[kind])
+        rows.append([name, *(share(shown["all"][k], sum(shown["all"].values())) for k in shows)])
+    if not rows:
+        return []
+    rows.append(["all", *(share(total["all"][k], total["all"].total()) for k in shows)])
+    by_kind = ", ".join(
+        f"{kind} {total[kind]['marked'] / max(total[kind].total(), 1):.0%}" for kind in KINDS
+    )
+    return [
+        "### Right answers marked in flag mode",
+        "",
+        "How the default shows the right answers of each blind set (held-out half, the "
+        "library as it is now): unmarked (`supported`), marked (`uncertain`: "
+        '`mode="flag"` marks it, `mode="block"` shows it) or blocked (`unsupported`).',
+        "",
+        markdown_table(["set", *shows], rows),
+        "",
+        f"Share marked over all sets, by kind: {by_kind}. A right answer whose words are "
+        "not the context's is marked unless the word rules account for every one of them: "
+        "the verdict reads words and the model's log-probs, not meaning, so in flag mode "
+        "the mark means 'check this', and only `unsupported` is blocked.",
+        "",
+    ]
+
+
 def fresh_section(blind: dict[str, dict[str, Any]]) -> list[str]:
     """The gate report's sections on the blind sets (none for a set with nothing stored)."""
     lines: list[str] = []
@@ -493,4 +547,4 @@ def fresh_section(blind: dict[str, dict[str, Any]]) -> list[str]:
             lines += ["Dev half, first measurement:", "", _kind_table(first["dev"]), ""]
         if now.get("multi") is not None:
             lines += _multi_lines(now["multi"], first)
-    return lines + _first_lines(blind)
+    return lines + _first_lines(blind) + _marked_lines(blind)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,8 @@ from benchmarks.gate_fresh_report import (
     COLUMNS,
     HEADLINES,
     SECTIONS,
+    _marked_lines,
+    _right_shown,
     first_path,
     fresh_section,
 )
@@ -73,3 +76,28 @@ def test_its_section_shows_both_halves_of_the_first_measurement(name: str) -> No
         )
         + " |"
     ]
+
+
+def test_the_right_answers_marked_in_flag_mode_are_counted_per_set_and_kind() -> None:
+    rows = [  # held-out right answers: two unmarked, one marked, one blocked; one invented
+        {"split": "held_out", "unsupported": False, "kind": k, "flagged": f, "blocked": b}
+        for k, f, b in (
+            ("short", False, False),
+            ("short", False, False),
+            ("paraphrase", True, False),
+            ("mixed", True, True),
+        )
+    ] + [{"split": "held_out", "unsupported": True, "kind": "short", "flagged": True}]
+    shown = _right_shown(rows, "held_out")
+    assert shown["all"] == {"unmarked": 2, "marked": 1, "blocked": 1}
+    assert shown["paraphrase"] == {"unmarked": 0, "marked": 1, "blocked": 0}
+    blind: dict[str, dict[str, Any]] = {name: {"answers": 0} for name in BLIND_SETS}
+    blind["fresh8"] = {"answers": 160, "right_shown": {"held_out": shown}}
+    lines = _marked_lines(blind)
+    assert lines[0] == "### Right answers marked in flag mode"
+    table = [line for line in "\n".join(lines).splitlines() if line.startswith("| ")]
+    assert table[1:] == [
+        "| fresh8 | 0.50 (2/4) | 0.25 (1/4) | 0.25 (1/4) |",
+        "| all | 0.50 (2/4) | 0.25 (1/4) | 0.25 (1/4) |",
+    ]
+    assert "short 0%, paraphrase 100%, followup 0%, mixed 0%" in lines[-2]
