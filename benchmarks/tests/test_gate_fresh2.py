@@ -84,3 +84,20 @@ def test_figures_count_right_passed_and_invented_blocked_and_flagged() -> None:
     assert got["paraphrase"]["right passed"] == "– (0/0)"
     (headline,) = blind_headline_rows({"fresh2": {"answers": 5, "held_out": got}})
     assert headline[1:] == ["1.00 (2/2)", "coverage alone (0 calls) 0.50 (1/2)", "≥ 0.95 met"]
+
+
+def test_the_headline_reads_the_counts_not_the_rounded_share_and_pools_the_sets() -> None:
+    """37/39 prints as 0.95 but is under 0.95: the row says missed, with three decimals."""
+    held = {
+        "all": {
+            "right passed": "0.95 (37/39)",
+            "coverage-only right passed": "0.56 (22/39)",
+        }
+    }
+    other = {"all": {"right passed": "1.00 (40/40)", "coverage-only right passed": "0.50 (20/40)"}}
+    rows = blind_headline_rows(
+        {"fresh2": {"answers": 78, "held_out": held}, "fresh3": {"answers": 80, "held_out": other}}
+    )
+    assert rows[0][3] == "≥ 0.95 missed (0.949)"
+    assert rows[1][3] == "≥ 0.95 met"
+    assert rows[2][1:] == ["0.97 (77/79)", "coverage alone (0 calls) 0.53 (42/79)", "≥ 0.95 met"]

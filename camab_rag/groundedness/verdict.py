@@ -79,8 +79,8 @@ class Calibration:
 
 
 DEFAULT_CALIBRATION = Calibration(
-    weights=(-2.9449, -5.5663),
-    bias=5.8592,
+    weights=(-2.9449, -5.5665),
+    bias=5.8593,
     block_at=0.5773,
     flag_at=0.4895,
     model="smollm2",
