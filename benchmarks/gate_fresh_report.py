@@ -35,6 +35,8 @@ BLIND_SETS = (
     "fresh7",
     "fresh8",
     "fresh9",
+    "fresh10",
+    "fresh11",
 )
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
@@ -62,6 +64,8 @@ LATER = {  # set -> (ordinal, writer, the hash byte of its split)
     "fresh7": ("seventh", HELPER, "sixth"),
     "fresh8": ("eighth", HELPER, "seventh"),
     "fresh9": ("ninth", HELPER, "eighth"),
+    "fresh10": ("tenth", HELPER, "ninth"),
+    "fresh11": ("eleventh", HELPER, "tenth"),
 }
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
@@ -391,7 +395,18 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
             "invented details."
             for name, nth in zip(
                 BLIND_SETS[1:],
-                ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"),
+                (
+                    "second",
+                    "third",
+                    "fourth",
+                    "fifth",
+                    "sixth",
+                    "seventh",
+                    "eighth",
+                    "ninth",
+                    "tenth",
+                    "eleventh",
+                ),
             )
             if blind.get(name, {}).get("answers")
         )

@@ -29,8 +29,10 @@ SETS = (
     "fresh7",
     "fresh8",
     "fresh9",
+    "fresh10",
+    "fresh11",
 )
-BLIND = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9")
+BLIND = SETS[3:]
 """The blind hand-written sets (:func:`blind_cases`)."""
 CASES = Path(__file__).resolve().parent / "results"
 
@@ -164,7 +166,7 @@ def blind_split(question: str, byte: int = -1) -> str:
 
 def blind_cases(set_name: str) -> list[tuple[str, str, dict[str, Any]]]:
     """``(key, split, case)`` of a blind set: ``fresh`` is ``gate_fresh_cases.json``'s
-    ``FRESH`` (split by the last hash byte); the later ones the ``FRESH2`` ... ``FRESH9``
+    ``FRESH`` (split by the last hash byte); the later ones the ``FRESH2`` ... ``FRESH11``
     lists of ``gate_<set>_dev.json`` and ``gate_<set>_held_out.json`` (split by file, dev
     first)."""
     if set_name == "fresh":

@@ -29,6 +29,8 @@ LATER = {
     "fresh7": ({"dev": 84, "held_out": 76}, "seventh"),
     "fresh8": ({"dev": 82, "held_out": 78}, "eighth"),
     "fresh9": ({"dev": 82, "held_out": 78}, "ninth"),
+    "fresh10": ({"dev": 68, "held_out": 92}, "tenth"),
+    "fresh11": ({"dev": 72, "held_out": 88}, "eleventh"),
 }
 
 
