@@ -496,6 +496,18 @@ def test_a_count_the_asker_names_and_a_date_a_week_on_are_worked_with():
     assert unchecked_facts("It would end on Saturday 12 April.", huts) == ["12"]
 
 
+def test_what_the_parts_cost_separately_is_their_sum():
+    """Blind set 10 (dev): "separately they'd cost £120, so the £110 package saves you £10"
+    was blocked for "120" and "10"; a sum the stated prices do not give still is."""
+    sweep = ContextWords.of(
+        ["A Winter Ready package costs £110. A sweep alone costs £70 and a smoke test alone £50."],
+        "Is the package cheaper than booking the sweep and smoke test separately?",
+    )
+    saved = "Yes, separately they'd cost £120, so the £110 package saves you £10."
+    assert unchecked_facts(saved, sweep) == []
+    assert unchecked_facts(saved.replace("£120", "£130"), sweep) == ["130", "10"]
+
+
 def test_a_number_with_a_plural_s_is_the_number():
     """Blind set 4 (dev): "Under-14s must be supervised" states fourteen."""
     wall = ContextWords.of(["Under-14s must be supervised by an adult at all times."])

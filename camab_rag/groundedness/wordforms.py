@@ -1006,7 +1006,9 @@ def derived_values(text: str, context: Collection[str]) -> frozenset[str]:
 
 
 _TOTAL = re.compile(
-    r"\b(?:in total|total|together|altogether|combined|in all|comes? to|adds? up|both)\b", re.I
+    r"\b(?:in total|total|together|altogether|combined|separately|in all|comes? to|adds? up"
+    r"|both)\b",
+    re.I,
 )
 """Words that say a number is a sum of amounts."""
 
