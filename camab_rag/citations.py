@@ -267,12 +267,20 @@ def choose_sources(
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
+    # a unit holding the sentence's values but none of its words, where another holds both
+    # ("£6" of an old price list, for "£6 for three extra photos" the photo page works out)
+    worded = [len({w for w in wanted if not w[:1].isdigit()} & set(score_words(t))) for t in texts]
+    outworded = {
+        u
+        for u, got in enumerate(held)
+        if got and not worded[u] and any(worded[v] and got <= held[v] for v in range(len(held)))
+    }
     covered: set[str] = set()
     chosen: list[int] = []
     valued = any(key != key.lower() or is_number(value) for key, value in found.items())
     checked = rule.new_words and (valued or any(held))  # a number or name none holds: none
     for unit in replace(rule, top_k=None).select(standing):
-        if unit in excluded or (checked and not held[unit] - covered - common):
+        if unit in excluded or unit in outworded or (checked and not held[unit] - covered - common):
             continue
         chosen.append(unit)
         covered |= held[unit]

@@ -350,3 +350,18 @@ def test_a_number_no_source_holds_cites_no_source() -> None:
     scores = np.array([1.5, 0.9, 0.0])
     assert choose_sources("The answer is: 2020", scores, texts, CitationRule()) == []
     assert choose_sources("The answer is: 2019", scores, texts, CitationRule()) == [0]
+
+
+def test_a_page_holding_only_the_number_is_not_cited_over_one_holding_its_words() -> None:
+    """Review 20: "£6 extra for the three extra photos" (eight wanted, five included, £2
+    each) cited an archived delivery price list for its "£6" as strong support; the photo
+    page, which holds the sentence's words and works the £6 out, is cited instead."""
+    texts = [
+        "Five photos are included with every order, and each extra photo costs £2.",
+        "Archived price list (2022): a standard delivery costs £6.",
+    ]
+    sentence = "You pay £6 extra for the three extra photos."
+    assert choose_sources(sentence, np.array([0.1, 0.9]), texts, CitationRule()) == [0]
+    # the price list still stands for a sentence of its own words
+    own = "A standard delivery cost £6 in 2022."
+    assert choose_sources(own, np.array([0.1, 0.9]), texts, CitationRule()) == [1]

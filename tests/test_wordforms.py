@@ -12,6 +12,7 @@ from camab_rag.groundedness.score import (
     checked_coverage,
     claim_coverage,
     coverage,
+    misread_words,
     unchecked_facts,
     words,
 )
@@ -506,6 +507,42 @@ def test_what_the_parts_cost_separately_is_their_sum():
     saved = "Yes, separately they'd cost £120, so the £110 package saves you £10."
     assert unchecked_facts(saved, sweep) == []
     assert unchecked_facts(saved.replace("£120", "£130"), sweep) == ["130", "10"]
+
+
+PEDAL_POST = [  # review 20's corpus, cut down
+    "A standard delivery within the city centre costs £8. Express delivery costs £14.",
+    "Five photos are included with every order, and each extra photo costs £2. Christmas "
+    "bookings open on 1 December.",
+    "We are open Monday to Friday from 8:00 to 18:00.",
+    "Archived price list (2022): a standard delivery costs £6.",
+]
+
+
+def test_two_amounts_of_one_document_make_no_price_without_a_rate():
+    """Review 20: "A standard delivery costs £10." passed as five photos times £2 (two
+    numbers of another document's sentence); a product needs a rate ("€22 per player")."""
+    docs = ContextWords.of(PEDAL_POST, "How much is a standard delivery?")
+    assert unchecked_facts("A standard delivery costs £10.", docs) == ["10"]
+    assert misread_words("A standard delivery costs £10.", docs) == ()
+    team = ContextWords.of(
+        ["Tickets cost €22 per player, for groups of four."], "What's the price?"
+    )
+    assert unchecked_facts("For your group that is €88.", team) == []
+
+
+def test_a_worked_number_the_context_also_states_elsewhere_is_not_misread():
+    """Review 20: "£6 extra for the three extra photos" (eight wanted, five included, £2
+    each) was misread for the archived £6; "8 December" a week after 1 December was
+    blocked, "week" being in the question only, and misread for "8:00"."""
+    photos = ContextWords.of(
+        PEDAL_POST, "We want eight photos, five are included. How much extra do we pay?"
+    )
+    assert unchecked_facts("You pay £6 extra for the three extra photos.", photos) == []
+    assert misread_words("You pay £6 extra for the three extra photos.", photos) == ()
+    asked = "I want to book exactly a week after Christmas bookings open. What date is that?"
+    for docs in (PEDAL_POST, PEDAL_POST[1:2]):
+        assert unchecked_facts("That is 8 December.", ContextWords.of(docs, asked)) == []
+    assert unchecked_facts("That is 9 December.", ContextWords.of(PEDAL_POST, asked)) == ["9"]
 
 
 def test_a_number_with_a_plural_s_is_the_number():

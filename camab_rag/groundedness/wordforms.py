@@ -961,7 +961,7 @@ def _week_on(result: Quantity, stated: Quantity, text: str, context: ContextWord
     being named ("weekly hires from Saturday 4 April": "ends on Saturday 11 April")."""
     if result.unit != stated.unit or result.unit not in CALENDAR - frozenset(WEEKDAYS):
         return False
-    weeks = _WEEK.search(text) or any(_WEEK.search(w) for w in context)
+    weeks = _WEEK.search(text) or any(_WEEK.search(w) for w in context | context.asked)
     return bool(weeks) and abs(Decimal(result.value) - Decimal(stated.value)) in (7, 14)
 
 
@@ -1025,9 +1025,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
         restated = {q.value for q in own.values() if q.value in context.forms}
         summed = _TOTAL.search(text[a:b]) is not None  # "90 euros in total": any two amounts
         found = forms(text[a:b])
-        for start, result in own.items():
-            if result.value in context.forms:
-                continue
+        for start, result in own.items():  # a stated number too: worked, it is not misread
             lacked.setdefault(result.value, []).append(start)
             if summed and any(
                 _added(result, x, y, rates=False) for x, y in combinations(amounts, 2)
@@ -1051,7 +1049,11 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         used
                         or _week_on(result, stated, text[a:b], context)
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
-                        or any(_worked(result, stated, q, sums=False) for q in near)
+                        or any(  # "€22 per player, groups of four"; "20% off £50"
+                            _worked(result, stated, q, sums=False)
+                            for q in near
+                            if stated.per or q.unit == "percent"
+                        )
                         or (shown and any(_added(result, stated, q) for q in near))
                     ):
                         held.add(start)
