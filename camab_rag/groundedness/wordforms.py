@@ -699,8 +699,13 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         flips = {j: k for k in opposed for j in negators if k - 3 <= j < k}
         for k in opposed:
             start, end, _, value = found[k]
-            clause = _content(part[slice(*_clause_span(part, start))])
-            if _opposed(OPPOSITES[value] if k in flips.values() else value, clause, context):
+            (a, b), (c, d) = _clause_span(part, start), _comma_span(part, start)
+            clause = _content(part[a:b])
+            said = OPPOSITES[value] if k in flips.values() else value
+            segment = _content(part[max(a, c) : min(b, d)])  # ", lunch included"
+            if _opposed(said, clause, context) or (
+                segment != clause and len(segment) > 1 and _opposed(said, segment, context)
+            ):
                 spans.append((s_start + start, s_start + end))
         # a reply; a "No" to a qualifier the context lacks is judged by the words after it
         qualified = words[:1] == ["no"] and not context.asked <= context.forms
@@ -751,6 +756,10 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
     return spans
 
 
+_VALUE_VERBS = frozenset(map(form, _set("cost costs charge charges run runs pay")))
+"""Verbs that state an amount: a page saying "runs ... for 240" rivals one "costs 190"."""
+
+
 def rival_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
@@ -762,11 +771,13 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
         found = forms(text[s_start:s_end])
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
-        overlap, best, _ = _closest(subject, context)
+        overlap, best, _ = _closest(subject - _VALUE_VERBS, context)
         if best[1] == 0:
             continue
         near = _near(best, overlap, context)
-        said = [len(subject & (c.own - c.spanned)) for c in near]  # closer than a span of times
+        said = [  # closer than a span of times; "costs" is no closer than "runs ... for"
+            len((subject - _VALUE_VERBS) & (c.own - c.spanned)) for c in near
+        ]
         near = [c for c, n in zip(near, said) if n == max(said)]
         for start, end, _, value in found:
             holders = {c.doc for c in near if value in c.forms}
@@ -837,6 +848,13 @@ def _clause_span(part: str, at: int) -> tuple[int, int]:
             end = cut.start()
             break
     return start, end
+
+
+def _comma_span(part: str, at: int) -> tuple[int, int]:
+    """Where the comma-delimited piece of ``part`` holding ``at`` starts and ends."""
+    start = part.rfind(",", 0, at) + 1
+    end = part.find(",", at)
+    return start, len(part) if end < 0 else end
 
 
 def _closest_in(
@@ -1066,6 +1084,15 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
         for start in _shown(own, context, held):
             held.add(start)
             units.setdefault(own[start].value, set()).add(own[start].unit)
+        for start, result in own.items():  # a stated rate times a count worked out above
+            if start not in held and any(  # "€4 per photo": "12 euros for the three extra"
+                stated.per and _worked(result, stated, _bare(q), sums=False)
+                for s, q in own.items()
+                if s in held and s != start
+                for stated in amounts
+            ):
+                held.add(start)
+                units.setdefault(result.value, set()).add(result.unit)
         if held & set(own):  # a sentence that works a sum out may restate what was asked
             held.update(  # "What would a two-week hire cost?": "Two weeks would be £95"
                 s
@@ -1100,17 +1127,18 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
                 and q.unit
                 and _same_unit(q.unit, result.unit)
             ]
-            parts += (
-                [  # "the three extra ones are €15 each": a rate times a count
+            made = (
+                [  # "the three extra ones are €15 each", "€4 per photo": a rate times a count
                     Decimal(rate.value) * Decimal(count.value)
                     for s, rate in known
-                    if s != start and rate.per == "*" and _same_unit(rate.unit, result.unit)
+                    if s != start and rate.per and _same_unit(rate.unit, result.unit)
                     for c, count in known
                     if c != s and count.unit and count.unit not in {*_MONEY, "percent"}
                 ]
                 if not result.per
                 else []
             )
+            parts += made
             products = [  # "$21 a guitar, so double that for two": $42
                 Decimal(q.value) * n
                 for s, q in known
@@ -1124,6 +1152,7 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
             if (
                 spanned
                 or total in products
+                or total in made
                 or any(
                     total == sum(sign * part for sign, part in zip(signs, chosen, strict=True))
                     for n in (2, 3)
