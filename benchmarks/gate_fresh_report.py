@@ -18,26 +18,14 @@ import numpy as np
 from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
 from benchmarks.data import read_jsonl, resume
-from benchmarks.gate_sets import blind_split, hand_written, load_items
+from benchmarks.gate_sets import BLIND, blind_split, hand_written, load_items
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import informative_words, words
 from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.token_support import TokenSupport
 
 KINDS = ("short", "paraphrase", "followup", "mixed")
-BLIND_SETS = (
-    "fresh",
-    "fresh2",
-    "fresh3",
-    "fresh4",
-    "fresh5",
-    "fresh6",
-    "fresh7",
-    "fresh8",
-    "fresh9",
-    "fresh10",
-    "fresh11",
-)
+BLIND_SETS = BLIND
 ANY_RIGHT = 'right passed: `block_on="any"`'
 ANY_INVENTED = 'invented blocked: `block_on="any"`'
 FLAGGED = (
