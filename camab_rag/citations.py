@@ -249,7 +249,8 @@ def choose_sources(
     read = read if read is not None else [ContextWords.of([text]) for text in texts]
     worked = [derived_values(sentence, words) for words in read]
     known = [form_set([text]) | w for text, w in zip(texts, worked)]
-    shared = [len(wanted & set(score_words(text))) for text in texts]
+    unit_words = [set(score_words(text)) for text in texts]
+    shared = [len(wanted & got) for got in unit_words]
     # related: a word shared, or a value in another form ("9 pm": "21:00")
     related = np.array([bool(n or stated & k) for n, k in zip(shared, known)], dtype=bool)
     found = facts(sentence)
@@ -269,7 +270,8 @@ def choose_sources(
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
     # a unit holding the sentence's values but none of its words, where another holds both
     # ("£6" of an old price list, for "£6 for three extra photos" the photo page works out)
-    worded = [len({w for w in wanted if not w[:1].isdigit()} & set(score_words(t))) for t in texts]
+    said = {w for w in wanted if not w[:1].isdigit()}
+    worded = [len(said & got) for got in unit_words]
     outworded = {
         u
         for u, got in enumerate(held)

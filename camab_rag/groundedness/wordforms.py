@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
-from itertools import combinations, pairwise, product
+from itertools import chain, combinations, pairwise, product
 from typing import Any
 
 from camab_rag.sentences import split_sentences
@@ -949,7 +949,7 @@ def _worked(
         and r == math.ceil(max(a, b) / min(a, b))
     ):
         return True
-    if asked and stated.unit == other.unit and not units & {*_MONEY, "percent"}:
+    if asked and stated.unit == other.unit and not units & _SIGNS:
         return result.unit not in _MONEY and r == abs(a - b)  # "three extra" of eight, five in
     if other.unit == "percent" and stated.unit != "percent":
         return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
@@ -974,13 +974,13 @@ def _bare(count: Quantity) -> Quantity:
 _WEEK = re.compile(r"\bweek(?:ly|s)?\b", re.I)
 
 
-def _week_on(result: Quantity, stated: Quantity, text: str, context: ContextWords) -> bool:
-    """Whether ``result`` is the date one or two weeks from ``stated`` in its month, a week
-    being named ("weekly hires from Saturday 4 April": "ends on Saturday 11 April")."""
+def _week_on(result: Quantity, stated: Quantity) -> bool:
+    """Whether ``result`` is the date one or two weeks from ``stated`` in its month ("weekly
+    hires from Saturday 4 April": "ends on Saturday 11 April"; the caller checks that a week
+    is named)."""
     if result.unit != stated.unit or result.unit not in CALENDAR - frozenset(WEEKDAYS):
         return False
-    weeks = _WEEK.search(text) or any(_WEEK.search(w) for w in context | context.asked)
-    return bool(weeks) and abs(Decimal(result.value) - Decimal(stated.value)) in (7, 14)
+    return abs(Decimal(result.value) - Decimal(stated.value)) in (7, 14)
 
 
 def _added(result: Quantity, stated: Quantity, other: Quantity, *, rates: bool = True) -> bool:
@@ -1033,15 +1033,17 @@ _TOTAL = re.compile(
 
 def _derived(text: str, context: ContextWords) -> frozenset[str]:
     asked = {q.value for q in context.asked_values}
-    held: set[int] = set()  # where a number the context lacks is derived or worked with
-    lacked: dict[str, list[int]] = {}  # where each number the context lacks stands
+    held: set[int] = set()  # where a number of the answer is derived or worked with
+    lacked: dict[str, list[int]] = {}  # where each number of the answer stands
     units: dict[str, set[str]] = {}
     amounts = [q for sentence in context.quantities for q in sentence]
     shares = [q for q in amounts if q.unit == "percent"]
+    weekly = any(_WEEK.search(w) for w in chain(context, context.asked))  # a week is named
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
         restated = {q.value for q in own.values() if q.value in context.forms}
         summed = _TOTAL.search(text[a:b]) is not None  # "90 euros in total": any two amounts
+        weeks = weekly or _WEEK.search(text[a:b]) is not None
         found = forms(text[a:b])
         for start, result in own.items():  # a stated number too: worked, it is not misread
             lacked.setdefault(result.value, []).append(start)
@@ -1065,7 +1067,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                     ]
                     if (
                         used
-                        or _week_on(result, stated, text[a:b], context)
+                        or (weeks and _week_on(result, stated))
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
                         or any(  # "€22 per player, groups of four"; "20% off £50"
                             _worked(result, stated, q, sums=False)
@@ -1110,9 +1112,10 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
     its work ("£18 plus £9, minus the £3 off: £24 a month"), or the days two of its dates
     span."""
     shown: set[int] = set()
-    counts = [Decimal(q.value) for q in context.asked_values if q.unit not in {*_MONEY, "percent"}]
+    counts = [Decimal(q.value) for q in context.asked_values if q.unit not in _SIGNS]
     for _ in range(2):  # a total worked from a total ("£20.97 for three, so £2.97 saved")
         known = [(s, q) for s, q in own.items() if q.value in context.forms or s in held | shown]
+        tallies = [(c, Decimal(q.value)) for c, q in known if q.unit and q.unit not in _SIGNS]
         days = [  # "ten days, from 4 April to 13 April": the days two dates span
             Decimal(q.value) for _, q in known if q.unit in CALENDAR - frozenset(WEEKDAYS)
         ]
@@ -1127,24 +1130,15 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
                 and q.unit
                 and _same_unit(q.unit, result.unit)
             ]
-            made = (
-                [  # "the three extra ones are €15 each", "€4 per photo": a rate times a count
-                    Decimal(rate.value) * Decimal(count.value)
-                    for s, rate in known
-                    if s != start and rate.per and _same_unit(rate.unit, result.unit)
-                    for c, count in known
-                    if c != s and count.unit and count.unit not in {*_MONEY, "percent"}
-                ]
-                if not result.per
-                else []
-            )
-            parts += made
-            products = [  # "$21 a guitar, so double that for two": $42
-                Decimal(q.value) * n
+            rates = [
+                (s, Decimal(q.value))
                 for s, q in known
                 if s != start and q.per and _same_unit(q.unit, result.unit) and not result.per
-                for n in counts
             ]
+            # "the three extra ones are €15 each", "€4 per photo": a rate times a count
+            made = [rate * n for s, rate in rates for c, n in tallies if c != s]
+            parts += made
+            products = [rate * n for _, rate in rates for n in counts]  # "double that for two"
             total = Decimal(result.value)
             spanned = result.unit in ("day", "night") and any(
                 total in (abs(b - a) + 1, abs(b - a)) for a, b in combinations(days, 2)
