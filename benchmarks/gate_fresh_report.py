@@ -381,21 +381,10 @@ def readme_sentence(blind: dict[str, dict[str, Any]]) -> str:
             f"{cell(blind[name]['held_out']['all']['right passed'])} of the correct answers and "
             f"blocks {cell(blind[name]['held_out']['all']['invented blocked'])} of the "
             "invented details."
-            for name, nth in zip(
-                BLIND_SETS[1:],
-                (
-                    "second",
-                    "third",
-                    "fourth",
-                    "fifth",
-                    "sixth",
-                    "seventh",
-                    "eighth",
-                    "ninth",
-                    "tenth",
-                    "eleventh",
-                ),
-            )
+            for name, nth in {
+                "fresh2": "second",
+                **{n: o for n, (o, _, _) in LATER.items()},
+            }.items()
             if blind.get(name, {}).get("answers")
         )
     )
