@@ -1342,3 +1342,31 @@ def test_clock_hours_are_the_hours_only_a_clock_time_states():
     }
     assert clock_hours("Returns within 10 days; 4 p.m. pickup.") == {"16"}
     assert clock_hours("It costs 4.50 euros.") == frozenset()
+
+
+MARINA = [
+    "Sailing lessons cost 60 euros per session. Lunch is not included.",
+    "2019 price list: a sailing lesson costs 50 euros, lunch included.",
+    "The photo package includes five photos. Extra photos cost 4 euros each.",
+]
+
+
+def test_a_current_price_in_a_stale_pages_wording_is_contested_not_misread():
+    """Session 20: "A sailing lesson costs 60 euros, lunch included." takes its price from the
+    current page and its words from the 2019 page. The price was read as misread against the
+    2019 page (closest by all the sentence's words), so no source was cited and the notice
+    said the sources "say something else"; the sources disagree on it."""
+    lesson = ContextWords.of(MARINA, "How much is a sailing lesson?")
+    answer = "A sailing lesson costs 60 euros, lunch included."
+    assert misread_words(answer, lesson) == ()
+    assert [answer[a:b] for a, b in rival_spans(answer, lesson)] == ["60"]
+    assert misread_words("A sailing lesson costs 50 euros, lunch included.", lesson) == ()
+    assert unchecked_facts("A sailing lesson costs 70 euros, lunch included.", lesson) == ["70"]
+
+
+def test_a_rate_times_the_asked_count_less_the_included_ones_is_held():
+    """Session 20: eight photos wanted, five included, 4 euros each: "You pay 12 euros." was
+    blocked, the three extra photos being nowhere in the answer."""
+    photos = ContextWords.of(MARINA, "I want eight photos in total. How much extra do I pay?")
+    assert unchecked_facts("You pay 12 euros.", photos) == []
+    assert unchecked_facts("You pay 16 euros.", photos) == ["16"]

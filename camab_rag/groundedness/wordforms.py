@@ -737,7 +737,12 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 and any(_alike(f, value, unit, context) for f in s.forms - content - s.derived)
                 for s in closest
             )
-            if held < best and rival and not _disputed(value, held, best, overlap, context):
+            if (
+                held < best
+                and rival
+                and not _disputed(value, held, best, overlap, context)
+                and not _piece_holds(part, start, span, value, context)
+            ):
                 spans.append((s_start + start, s_start + end))
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
@@ -768,31 +773,43 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
         return []
     spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
-        found = forms(text[s_start:s_end])
+        part = text[s_start:s_end]
+        found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
-        overlap, best, _ = _closest(subject - _VALUE_VERBS, context)
-        if best[1] == 0:
-            continue
-        near = _near(best, overlap, context)
-        said = [  # closer than a span of times; "costs" is no closer than "runs ... for"
-            len((subject - _VALUE_VERBS) & (c.own - c.spanned)) for c in near
-        ]
-        near = [c for c, n in zip(near, said) if n == max(said)]
+        whole = _rivals_near(subject, context)
         for start, end, _, value in found:
-            holders = {c.doc for c in near if value in c.forms}
-            if not is_number(value) or not holders:
+            if not is_number(value):
                 continue
-            asked = max(_asked_by(context, d) for d in holders)
-            if any(
-                c.doc not in holders
-                and _asked_by(context, c.doc) >= asked  # a page of the question's subject
-                and value not in c.forms
-                and any(map(is_number, c.own - content))
-                for c in near
-            ):
-                spans.append(_written(text, s_start + start, s_start + end))
+            piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
+            for near in (whole, _rivals_near(piece, context) if piece else []):
+                holders = {c.doc for c in near if value in c.forms}
+                if not holders:
+                    continue
+                asked = max(_asked_by(context, d) for d in holders)
+                if any(
+                    c.doc not in holders
+                    and _asked_by(context, c.doc) >= asked  # a page of the question's subject
+                    and value not in c.forms
+                    and any(map(is_number, c.own - content))
+                    for c in near
+                ):
+                    spans.append(_written(text, s_start + start, s_start + end))
+                    break
     return spans
+
+
+def _rivals_near(subject: frozenset[str], context: ContextWords) -> list[Sentence]:
+    """The clauses closest to ``subject`` by its words other than value verbs, of those the
+    ones stating most of them outside a span of times (none when no clause shares one)."""
+    overlap, best, _ = _closest(subject - _VALUE_VERBS, context)
+    if best[1] == 0:
+        return []
+    near = _near(best, overlap, context)
+    said = [  # closer than a span of times; "costs" is no closer than "runs ... for"
+        len((subject - _VALUE_VERBS) & (c.own - c.spanned)) for c in near
+    ]
+    return [c for c, n in zip(near, said) if n == max(said)]
 
 
 def _written(text: str, start: int, end: int) -> tuple[int, int]:
@@ -855,6 +872,29 @@ def _comma_span(part: str, at: int) -> tuple[int, int]:
     start = part.rfind(",", 0, at) + 1
     end = part.find(",", at)
     return start, len(part) if end < 0 else end
+
+
+def _piece(part: str, at: int, span: tuple[int, int]) -> frozenset[str] | None:
+    """The subject forms of the comma piece of ``part`` holding ``at`` inside ``span`` ("a
+    lesson costs 60 euros" of "..., lunch included"), when it is narrower and names two."""
+    c, d = _comma_span(part, at)
+    a, b = max(span[0], c), min(span[1], d)
+    words = _content(part[a:b], values=False)
+    return words if (a, b) != span and len(words) > 1 else None
+
+
+def _piece_holds(
+    part: str, at: int, span: tuple[int, int], value: str, context: ContextWords
+) -> bool:
+    """Whether a clause holding ``value`` is as close as any to the words of its comma piece:
+    the answer took the value from that clause and another clause's words for the rest (a
+    current price in a stale page's wording), which sources disagree on, not a misreading."""
+    words = _piece(part, at, span)
+    if words is None:
+        return False
+    overlap, best, _ = _closest(words, context)
+    held = max((n for s, n in zip(context.sentences, overlap) if value in s.forms), default=_NONE)
+    return best[1] > 1 and held == best
 
 
 def _closest_in(
@@ -1039,6 +1079,12 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     amounts = [q for sentence in context.quantities for q in sentence]
     shares = [q for q in amounts if q.unit == "percent"]
     weekly = any(_WEEK.search(w) for w in chain(context, context.asked))  # a week is named
+    beyond = [  # "eight photos in total" where five are included: three at the rate
+        Quantity(str(abs(Decimal(q.value) - Decimal(x.value))), q.unit)
+        for q in context.asked_values
+        for x in amounts
+        if q.unit and q.unit == x.unit and q.unit not in _SIGNS and x.value != q.value
+    ]
     for a, b in split_sentences(text) or [(0, len(text))]:
         own = {a + s: q for s, q in quantities(text[a:b])}
         restated = {q.value for q in own.values() if q.value in context.forms}
@@ -1069,6 +1115,7 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
                         used
                         or (weeks and _week_on(result, stated))
                         or any(_worked(result, stated, q, asked=True) for q in context.asked_values)
+                        or (stated.per and any(_worked(result, stated, q) for q in beyond))
                         or any(  # "€22 per player, groups of four"; "20% off £50"
                             _worked(result, stated, q, sums=False)
                             for q in near
