@@ -54,6 +54,7 @@ LATER = {  # set -> (ordinal, writer, the hash byte of its split)
     "fresh9": ("ninth", HELPER, "eighth"),
     "fresh10": ("tenth", HELPER, "ninth"),
     "fresh11": ("eleventh", HELPER, "tenth"),
+    "fresh12": ("twelfth", HELPER, "eleventh"),
 }
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 
@@ -416,6 +417,11 @@ def _fresh2_intro(now: dict[str, Any]) -> str:
     )
 
 
+def _an(word: str) -> str:
+    """``word`` after its indefinite article ("An eighth")."""
+    return f"{'An' if word[:1] in 'aeiou' else 'A'} {word}"
+
+
 def _later_intro(name: str, writer: str, byte: str, now: dict[str, Any]) -> str:
     """The later sets' words (:data:`LATER`): 80 cases, 20 per kind, written by ``writer``."""
     split = Counter(c.split for c in load_items(name)) if now["answers"] else Counter()
@@ -459,7 +465,8 @@ SECTIONS: dict[str, Section] = {  # set -> (title, intro, first measurement's, d
     ),
     **{
         name: (
-            f"### A {nth} blind set (`benchmarks/results/gate_{name}_held_out.json`, `_dev.json`)",
+            f"### {_an(nth)} blind set "
+            f"(`benchmarks/results/gate_{name}_held_out.json`, `_dev.json`)",
             partial(_later_intro, name, writer, byte),
             "First measurement (held-out half; taken once, with the library as it was when "
             "the set was merged, before any rule was changed for it):",

@@ -31,6 +31,7 @@ SETS = (
     "fresh9",
     "fresh10",
     "fresh11",
+    "fresh12",
 )
 BLIND = SETS[3:]
 """The blind hand-written sets (:func:`blind_cases`)."""
