@@ -28,6 +28,7 @@ from camab_rag.groundedness.wordforms import (
     forms,
     is_fact,
     is_number,
+    misread_spans,
     quantities,
 )
 from camab_rag.render.cited_answer import CitationRule as CitationRule
@@ -118,7 +119,7 @@ def cite(
     read = [ContextWords.of([text], result.question) for text in texts]  # once, for each sentence
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
-    cited_units: set[int] = set()
+    citing: dict[int, list[str]] = {}  # unit index -> the sentences citing it
     sentences: list[CitedSentence] = []
     rows = [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
     if not rows:  # one statement: the whole answer
@@ -135,7 +136,8 @@ def cite(
         for unit, words in disputing.items():
             known = disputed_words.setdefault(unit, [])
             known += [w for w in words if w not in known]
-        cited_units.update(chosen)
+        for unit in chosen:
+            citing.setdefault(unit, []).append(text)
         cites = [numbers[u] for u in chosen]
         shown = CitedSentence(text, start, end, cites, [float(scores[u]) for u in chosen])
         sentences.append(replace(shown, disputed=[numbers[u] for u in disputing]))
@@ -151,7 +153,8 @@ def cite(
         score = float(doc_scores[unit] if by_doc else answer_scores[unit])
         text = _joined(segments, members, base) if joined else texts[unit]
         spans = [i for i in members if segments[i].end > segments[i].start]
-        spans = [i for i in spans if 0 < answer_scores[i] >= WEAK_AT and unit in cited_units]
+        spans = [i for i in spans if 0 < answer_scores[i] >= WEAK_AT and unit in citing]
+        spans = [i for i in spans if not _states_otherwise(segments[i].text, citing[unit], result)]
         strong = sorted(spans, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
@@ -171,6 +174,13 @@ def cite(
     answer = (result.response, result.question, sentences, sources, rule, result.method)
     cited = CitedAnswer(*answer, result.n_queries, None, result.scored_by, result.uninformative)
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
+
+
+def _states_otherwise(segment: str, sentences: Sequence[str], result: AttributionResult) -> bool:
+    """Whether ``segment`` alone states otherwise a word of a sentence citing its source
+    ("Lunch is not included." under "..., lunch included"): it is not highlighted as support."""
+    words = ContextWords.of([segment], result.question)
+    return any(misread_spans(sentence, words) for sentence in sentences)
 
 
 _TOKEN = re.compile(r"[^\W_]+")

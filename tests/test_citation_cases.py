@@ -365,3 +365,27 @@ def test_a_page_holding_only_the_number_is_not_cited_over_one_holding_its_words(
     # the price list still stands for a sentence of its own words
     own = "A standard delivery cost £6 in 2022."
     assert choose_sources(own, np.array([0.1, 0.9]), texts, CitationRule()) == [1]
+
+
+LESSONS = "Sailing lessons cost 60 euros per session. Lunch is not included."
+PRICES_2019 = "2019 price list: a sailing lesson costs 50 euros, lunch included."
+
+
+@pytest.mark.model
+def test_a_current_price_in_stale_words_cites_the_current_page_not_its_opposite(
+    smollm2_scorer,
+) -> None:
+    """Session 20: "A sailing lesson costs 60 euros, lunch included." copies the 2019 page's
+    words and the current page's price. It cited nothing (the price read as misread against
+    the 2019 page), and where the current page was cited its "Lunch is not included." was
+    highlighted as support. Now the current page supports, the 2019 page disputes "60", and
+    the sentence stating "not included" is not highlighted."""
+    docs = [LESSONS, PRICES_2019, PICNIC["text"], PARKING["text"]]
+    answer = "A sailing lesson costs 60 euros, lunch included."
+    result = attribute("How much is a sailing lesson?", docs, answer, smollm2_scorer)
+    cited = cite(result, docs)
+    assert _shown(cited, 0) == ["support"] and _shown(cited, 1) == ["disputes"]
+    assert _shown(cited, 2) == _shown(cited, 3) == []
+    current = cited.source(cited.sentences[0].citations[0])
+    assert "Lunch is not included." not in [h.text for h in current.highlights]
+    assert [h.text for h in current.highlights] == ["Sailing lessons cost 60 euros per session."]
