@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ import numpy as np
 from benchmarks._report import markdown_table, share
 from benchmarks.bench_gate import RESULTS, store_path
 from benchmarks.data import read_jsonl, resume
-from benchmarks.gate_sets import BLIND, blind_split, hand_written, load_items
+from benchmarks.gate_sets import BLIND, Item, blind_split, hand_written, load_items
+from camab_rag.groundedness.anchors import anchor_prompts, default_builder
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, read_by, support_report
 from camab_rag.groundedness.score import informative_words, words
 from camab_rag.groundedness.wordforms import ContextWords
@@ -79,7 +81,7 @@ def verdict_rows(model: str, set_name: str = "fresh") -> list[dict[str, Any]]:
         item = items.get(row["id"])
         if item is None:
             continue
-        support = TokenSupport.from_dict(row["support"], row["answer"])
+        support = _as_now(TokenSupport.from_dict(row["support"], row["answer"]), item)
         known = ContextWords.of([item.context], item.question)
         report = support_report(support, None, context_words=known)
         default = read_by(report, DEFAULT_BLOCK_ON).verdict
@@ -96,6 +98,15 @@ def verdict_rows(model: str, set_name: str = "fresh") -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _as_now(support: TokenSupport, item: Item) -> TokenSupport:
+    """``support`` with the chat history's evidence read as the library reads it now (the
+    log-probs are the same: the empty anchor leaves every earlier turn out either way)."""
+    if not item.history:
+        return support
+    prompts = anchor_prompts(default_builder(item.question, item.context, history=item.history))
+    return replace(support, conversation=prompts.conversation, told=prompts.told)
 
 
 def coverage_cut(model: str) -> float | None:

@@ -42,7 +42,8 @@ class Span:
 class TokenSupport:
     """The answer's tokens (or pieces where two tokenisations agree) as character ranges
     ``starts``/``ends`` with log-prob sums ``full``/``empty`` over ``counts`` tokens;
-    ``earlier_turns`` the empty anchor left out, ``conversation`` their evidence."""
+    ``earlier_turns`` the empty anchor left out, ``conversation`` their evidence, ``told``
+    the user's own statements in them (their numbers count as the question's do)."""
 
     response: str
     starts: IntArray
@@ -52,6 +53,7 @@ class TokenSupport:
     counts: IntArray
     earlier_turns: int = 0
     conversation: tuple[str, ...] = ()
+    told: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = self.starts.shape[0]
@@ -73,6 +75,7 @@ class TokenSupport:
         empty: ResponseLogprobs,
         earlier_turns: int = 0,
         conversation: Sequence[str] = (),
+        told: Sequence[str] = (),
     ) -> TokenSupport:
         """Align the two anchor calls' token log-probs of ``response``."""
         a, b = (np.asarray(side.token_offsets, dtype=np.int64) for side in (full, empty))
@@ -95,7 +98,8 @@ class TokenSupport:
             bounds, counts = bounds[keep], counts[keep]
         ends = np.append(bounds[1:], len(response))
         arrays = (bounds.astype(np.int64), ends.astype(np.int64), full_sums, empty_sums)
-        return cls(response, *arrays, counts.astype(np.int64), earlier_turns, tuple(conversation))
+        turns = (earlier_turns, tuple(conversation), tuple(told))
+        return cls(response, *arrays, counts.astype(np.int64), *turns)
 
     def _inside(self, start: int, end: int) -> NDArray[np.bool_]:
         pieces = [(s, self.response[s:e]) for s, e in zip(self.starts.tolist(), self.ends.tolist())]
@@ -173,7 +177,8 @@ class TokenSupport:
         """Plain JSON; :meth:`from_dict` restores it exactly."""
         arrays = {name: getattr(self, name).tolist() for name in _ARRAYS}
         turns = {"earlier_turns": self.earlier_turns, "conversation": list(self.conversation)}
-        return {"response": self.response, **arrays, **turns}
+        told = {"told": list(self.told)} if self.told else {}
+        return {"response": self.response, **arrays, **turns, **told}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], response: str | None = None) -> TokenSupport:
@@ -181,6 +186,9 @@ class TokenSupport:
         starts, ends, full, empty, counts = (
             np.asarray(data[k], float if k in ("full", "empty") else np.int64) for k in _ARRAYS
         )
-        turns = int(data.get("earlier_turns", 0)), tuple(map(str, data.get("conversation") or ()))
+        turns = (
+            int(data.get("earlier_turns", 0)),
+            *(tuple(map(str, data.get(k) or ())) for k in ("conversation", "told")),
+        )
         text = str(data["response"]) if response is None else response
         return cls(text, starts, ends, full, empty, counts, *turns)

@@ -18,6 +18,7 @@ from camab_rag.groundedness.anchors import anchor_prompts, default_builder
 from camab_rag.groundedness.report import GroundednessReport, SentenceGroundedness, support_parts
 from camab_rag.render.cited_answer import CitationRule, CitedAnswer, CitedSentence
 from camab_rag.steps import adrive, drive
+from camab_rag.token_support import TokenSupport
 
 DOCS = [
     "All Lumora kettles come with a 2-year warranty. Teapots have a 1-year warranty "
@@ -184,3 +185,44 @@ def test_a_detail_the_model_invented_in_an_earlier_turn_does_not_ground_its_repe
     )
     assert blocked.verdict == "unsupported", blocked.report
     assert blocked.blocked and "1234" not in blocked.answer
+
+
+REFUNDS = [
+    "Cancellations made more than 60 days before the hire date receive a full refund minus a "
+    "£50 admin fee. Cancellations 30-60 days before receive a 50% refund. Cancellations "
+    "within 30 days are not refunded."
+]
+WEDDING = [
+    {"role": "user", "content": "What's your cancellation policy?"},
+    {"role": "assistant", "content": "More than 60 days ahead: a full refund minus £50."},
+    {"role": "user", "content": "Our wedding is in 45 days. Is the deposit £80?"},
+    {"role": "assistant", "content": "I'm sorry to hear that."},
+]
+
+
+def test_the_users_earlier_statements_are_told_their_questions_evidence():
+    """Blind set 12 (dev): a number the user stated in an earlier turn ("Our wedding is in 45
+    days") was nowhere in the context, so a right answer working from it was blocked. A
+    statement is kept whole as told (its numbers read as the question's are); a question
+    keeps its words without its numbers, as before."""
+    prompts = anchor_prompts(default_builder("What would we get back then?", REFUNDS, WEDDING))
+    assert prompts.told == ("Our wedding is in 45 days.",)
+    assert prompts.conversation[1:] == ("What's your cancellation policy?", "Is the deposit £?")
+
+
+def test_a_follow_up_working_from_a_number_the_user_stated_earlier_passes(smollm2_scorer):
+    question = "What would we get back then?"
+    right = "At 45 days you're in the 30-60 day band, so you would get a 50% refund."
+    report = assess_answer(question, REFUNDS, right, smollm2_scorer, history=WEDDING)
+    assert report.verdict != "unsupported" and "45" not in (report.unchecked_facts or ())
+    assert report.token_support is not None and report.token_support.told
+    stored = TokenSupport.from_dict(report.token_support.to_dict())
+    assert stored.told == ("Our wedding is in 45 days.",)
+    wrong = right.replace("50%", "70%")
+    invented = assess_answer(question, REFUNDS, wrong, smollm2_scorer, history=WEDDING)
+    assert invented.verdict != "supported" and "70" in (invented.unchecked_facts or ())
+    # a price the user asked about is not told: "£80" stays unchecked
+    deposit = assess_answer(
+        question, REFUNDS, "The deposit is £80.", smollm2_scorer, history=WEDDING
+    )
+    assert "80" in (deposit.unchecked_facts or ())

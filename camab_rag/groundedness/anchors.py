@@ -26,12 +26,14 @@ _DIGITS = re.compile(r"\d+")
 
 @dataclass(frozen=True)
 class AnchorPrompts:
-    """The full- and empty-context prompts; the chat messages dropped and their evidence."""
+    """The full- and empty-context prompts; the chat messages dropped, their evidence and
+    the user's own statements in them."""
 
     full: Prompt
     empty: Prompt
     earlier_turns: int
     conversation: tuple[str, ...] = ()
+    told: tuple[str, ...] = ()
 
     def requests(self, response: str) -> list[ScoreRequest]:
         return [ScoreRequest(self.full, response), ScoreRequest(self.empty, response)]
@@ -48,14 +50,16 @@ def anchor_prompts(builder: PromptBuilder) -> AnchorPrompts:
     last = max((i for i, m in enumerate(bare) if m.get("role") == "user"), default=-1)
     kept = [m for i, m in enumerate(bare) if i >= last or m.get("role") == "system"]
     evidence: list[str] = []  # system messages and the user's earlier questions (numbers cut out)
+    told: list[str] = []  # the user's statements ("Our wedding is in 45 days"), as asked
     for message in bare[: max(last, 0)]:
         text = str(message.get("content", ""))
         if message.get("role") == "system":
             evidence.append(text)
         elif message.get("role") == "user":
-            asked = [text[a:b] for a, b in split_sentences(text)]
-            evidence += [_DIGITS.sub("", q) for q in asked if q.rstrip().endswith("?")]
-    return AnchorPrompts(full, kept, len(bare) - len(kept), tuple(evidence))
+            said = [text[a:b] for a, b in split_sentences(text)]
+            evidence += [_DIGITS.sub("", q) for q in said if q.rstrip().endswith("?")]
+            told += [q for q in said if not q.rstrip().endswith("?")]
+    return AnchorPrompts(full, kept, len(bare) - len(kept), tuple(evidence), tuple(told))
 
 
 def default_builder(
@@ -96,7 +100,7 @@ def support_of(response: str, results: Sequence[object], prompts: AnchorPrompts)
         raise ScorerError("the scorer did not return two ResponseLogprobs for the anchors")
     full, empty = pair
     return TokenSupport.from_logprobs(
-        response, full, empty, prompts.earlier_turns, prompts.conversation
+        response, full, empty, prompts.earlier_turns, prompts.conversation, prompts.told
     )
 
 

@@ -355,7 +355,9 @@ def support_report(
     ``result``'s segments; with the conversation's) discount words the context lacks."""
     if context_words is None and result is not None and result.segments:
         context_words = ContextWords.of([s.text for s in result.segments])
-    documents, conversation = context_words, ContextWords.of(support.conversation)
+    said = ContextWords.of([], " ".join(support.told))  # the user's earlier statements:
+    told = ContextWords(asked_values=said.asked_values, told=said.told)  # numbers as asked
+    documents, conversation = context_words, ContextWords.of(support.conversation) | told
     if documents is not None:
         known = documents if isinstance(documents, ContextWords) else ContextWords(documents)
         context_words = known | conversation
