@@ -1370,3 +1370,17 @@ def test_a_rate_times_the_asked_count_less_the_included_ones_is_held():
     photos = ContextWords.of(MARINA, "I want eight photos in total. How much extra do I pay?")
     assert unchecked_facts("You pay 12 euros.", photos) == []
     assert unchecked_facts("You pay 16 euros.", photos) == ["16"]
+
+
+def test_counts_at_a_price_each_sum_to_the_total_in_any_currency_the_context_uses():
+    """Blind set 12 (dev): "Two adult tickets at 12 CHF and two child tickets at 9 CHF come
+    to 42 CHF." was blocked: "at 12 CHF" was not read as a price each, and CHF was no
+    currency. The same sum in euros over a context in francs keeps "€" unchecked."""
+    theatre = ContextWords.of(
+        ["Tickets cost 9 CHF for children and 12 CHF for adults."],
+        "What would a family of two adults and two children pay?",
+    )
+    right = "Two adult tickets at 12 CHF and two child tickets at 9 CHF come to 42 CHF."
+    assert unchecked_facts(right, theatre) == []
+    assert unchecked_facts(right.replace("42", "44"), theatre) == ["44"]
+    assert "€" in unchecked_facts("Two at €12 and two at €9 come to €42.", theatre)

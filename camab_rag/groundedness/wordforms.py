@@ -42,6 +42,7 @@ def _numbered(spec: str, first: int = 0, step: int = 1) -> dict[str, str]:
 _TOKEN = re.compile(r"[^\W_]+|[€$£%°]", re.UNICODE)
 UNITS = _table(
     "eur: € euro euros eur; usd: $ dollar dollars usd; gbp: £ gbp; percent: % percent pct;"
+    "chf: chf franc francs; cad: cad; aud: aud; nzd: nzd; sek: sek; nok: nok; dkk: dkk;"
     "m: metre metres meter meters; l: litre litres liter liters; min: minute minutes mins;"
     "km: kilometre kilometres kilometer kilometers; deg: ° degree degrees; g: gram grams;"
     "kg: kilogram kilograms kilo kilos; cm: centimetre centimetres centimeter centimeters"
@@ -91,7 +92,7 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 CALENDAR = frozenset(WEEKDAYS) | _set(
     "january february march april may june july august september october november december"
 )
-_SIGNS = _set("eur usd gbp percent")
+_SIGNS = _set("eur usd gbp chf cad aud nzd sek nok dkk percent")
 _SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct"
 CALENDAR_SHORT = {
     short: next(name for name in sorted(CALENDAR) if name.startswith(short))
@@ -131,7 +132,7 @@ EXCEPTIONS = _set("except exception unless only apart besides")
 UNIT_FORMS = frozenset(UNITS.values()) | _set("hour day week month year night min")
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
 RATE_WORDS = _set("per an a every each")
-_MONEY = _set("eur usd gbp")
+_MONEY = _set("eur usd gbp chf cad aud nzd sek nok dkk")
 LESS_WORDS = _set("before earlier under below less fewer within lower shorter cheaper until")
 MORE_WORDS = _set("after past later over above more exceeds exceed beyond higher longer greater")
 """Words comparing the number before them with one after them ("1 pm is before 14:00")."""
@@ -942,8 +943,9 @@ def quantities(text: str) -> list[tuple[int, Quantity]]:
             continue
         after = found[k + 1 : k + 3]
         at = next((j for j, item in enumerate(after) if item[3] in UNIT_FORMS), None)
+        lead = start
         if k and found[k - 1][3] in _SIGNS and not text[found[k - 1][1] : start].strip():
-            unit, at = found[k - 1][3], -1  # "€25": the rate words follow the number
+            unit, at, lead = found[k - 1][3], -1, found[k - 1][0]  # "€25": rate words follow
         elif at is not None:
             unit = after[at][3]
         else:
@@ -952,8 +954,13 @@ def quantities(text: str) -> list[tuple[int, Quantity]]:
         rest = found[k + 2 + (at or 0) :] if at is not None else found[k + 1 :]
         period = (f for _, _, w, f in found[max(k - 8, 0) : k] if w in PERIODS and unit in _SIGNS)
         per = _per(text, rest) or next(period, "")  # next: "the hourly rate is 35 euros"
+        if not per and unit in _MONEY and _AT.search(text, 0, lead):
+            per = "*"  # "two adult tickets at 12 CHF": a price each
         out.append((start, Quantity(value, unit, per)))
     return out
+
+
+_AT = re.compile(r"\bat\s+$", re.IGNORECASE)
 
 
 def _per(text: str, rest: Sequence[_Word]) -> str:
@@ -1161,7 +1168,12 @@ def _shown(own: dict[int, Quantity], context: ContextWords, held: set[int]) -> s
     shown: set[int] = set()
     counts = [Decimal(q.value) for q in context.asked_values if q.unit not in _SIGNS]
     for _ in range(2):  # a total worked from a total ("£20.97 for three, so £2.97 saved")
-        known = [(s, q) for s, q in own.items() if q.value in context.forms or s in held | shown]
+        known = [  # stated (in the context's currency) or worked out
+            (s, q)
+            for s, q in own.items()
+            if (q.value in context.forms and (q.unit not in _MONEY or q.unit in context.forms))
+            or s in held | shown
+        ]
         tallies = [(c, Decimal(q.value)) for c, q in known if q.unit and q.unit not in _SIGNS]
         days = [  # "ten days, from 4 April to 13 April": the days two dates span
             Decimal(q.value) for _, q in known if q.unit in CALENDAR - frozenset(WEEKDAYS)
