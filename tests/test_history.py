@@ -226,3 +226,17 @@ def test_a_follow_up_working_from_a_number_the_user_stated_earlier_passes(smollm
         question, REFUNDS, "The deposit is £80.", smollm2_scorer, history=WEDDING
     )
     assert "80" in (deposit.unchecked_facts or ())
+
+
+def test_the_filter_checks_a_bare_answer_in_one_call_sync_and_async(smollm2_scorer):
+    """Review 21: GroundednessFilter had no synchronous call for a bare answer outside
+    ``judge(attribute(...))`` and ``answer_steps``; ``check``/``acheck`` are that call."""
+    gate = GroundednessFilter(mode="block", scorer=smollm2_scorer)
+    wrong = "The Glass teapot has a 5-year warranty."
+    blocked = gate.check(FOLLOW_UP, DOCS, wrong, history=HISTORY)
+    assert blocked.verdict != "supported" and blocked.report is not None
+    assert blocked.report.earlier_turns == 2
+    passed = asyncio.run(gate.acheck(FOLLOW_UP, DOCS, ANSWER, history=HISTORY))
+    assert passed.grounded is True and passed.answer == ANSWER and not passed.blocked
+    failed = GroundednessFilter(mode="block").check(FOLLOW_UP, DOCS, ANSWER, object())  # no scorer
+    assert failed.grounded is None and failed.blocked and failed.error

@@ -261,6 +261,36 @@ class GroundednessFilter:
             )
         )
 
+    def check(
+        self,
+        question: str,
+        context: object,
+        answer: str,
+        scorer: Any = None,
+        *,
+        prompt_builder: PromptBuilder | None = None,
+        history: Sequence[ChatMessage] | None = None,
+    ) -> FilteredAnswer:
+        """Judge a bare ``answer`` over ``context`` with no attribution (two model calls; the
+        filter's ``scorer`` when none is given): the answer to show with its verdict. Never
+        raises: on a failure ``grounded`` is ``None`` and ``error`` says why."""
+        how = {"prompt_builder": prompt_builder, "history": history}
+        return drive(self.answer_steps(question, context, answer, scorer, **how))
+
+    async def acheck(
+        self,
+        question: str,
+        context: object,
+        answer: str,
+        scorer: Any = None,
+        *,
+        prompt_builder: PromptBuilder | None = None,
+        history: Sequence[ChatMessage] | None = None,
+    ) -> FilteredAnswer:
+        """Async :meth:`check` (never raises)."""
+        how = {"prompt_builder": prompt_builder, "history": history}
+        return await adrive(self.answer_steps(question, context, answer, scorer, **how))
+
     def calibrate(
         self,
         scorer: Any = None,
