@@ -1384,3 +1384,22 @@ def test_counts_at_a_price_each_sum_to_the_total_in_any_currency_the_context_use
     assert unchecked_facts(right, theatre) == []
     assert unchecked_facts(right.replace("42", "44"), theatre) == ["44"]
     assert "€" in unchecked_facts("Two at €12 and two at €9 come to €42.", theatre)
+
+
+def test_a_number_stated_only_of_another_measure_on_an_unrelated_page_is_unchecked():
+    """Review 22: "Within 48 hours." over the repairs page was blocked, but beside a charity
+    page ("finished first in 48 minutes") the 48 read as misread, which never blocks. A
+    number of a measure the context states only of another measure, in clauses sharing none
+    of the sentence's words, is a fact the context never states."""
+    repairs = (
+        "Emergency repairs (no heating, flooding, a broken front-door lock) are attended "
+        "within 24 hours. Other repairs are booked within 10 working days."
+    )
+    run = "Our staff charity run raised £2,300. Priya finished first in 48 minutes."
+    both = ContextWords.of([repairs, run], "How quickly are emergency repairs attended?")
+    assert unchecked_facts("Within 48 hours.", both) == ["48"]
+    assert misread_words("Within 48 hours.", both) == ()
+    assert unchecked_facts("Within 24 hours.", both) == []
+    # a clause sharing the sentence's words keeps the number (two nights, two days)
+    cabin = ContextWords.of(["Cabins can be booked for a minimum of 2 days."])
+    assert "2" not in unchecked_facts("The cabin minimum is 2 nights.", cabin)

@@ -20,6 +20,7 @@ from camab_rag.groundedness.wordforms import (
     is_fact,
     is_number,
     misread_spans,
+    unit_clashes,
 )
 from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
 from camab_rag.groundedness.wordforms import words as words
@@ -69,9 +70,11 @@ def _reading(
     """The spans of ``text`` misreading ``present``; whether it holds ``(start, word, form)``."""
     misread = misread_spans(text, present)
     known = _forms_of(present, text)
+    clashes = unit_clashes(text, present)  # "48 hours" where only "48 minutes" is stated
 
     def held(start: int, word: str, value: str) -> bool:
-        return (word in present or holds(value, known)) and not _inside(start, misread)
+        stated = (word in present or holds(value, known)) and start not in clashes
+        return stated and not _inside(start, misread)
 
     return misread, held
 
@@ -142,7 +145,8 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
 def misread_words(text: str, present: Collection[str]) -> tuple[str, ...]:
     """Words of ``text`` the context states otherwise (another subject's number, an opposite):
     they never block (``read_by``), unlike a number the context never states."""
-    known, found = _forms_of(present, text), [text[a:b] for a, b in misread_spans(text, present)]
+    known, clashes = _forms_of(present, text), unit_clashes(text, present)
+    found = [text[a:b] for a, b in misread_spans(text, present) if a not in clashes]
     held = [w for w in found if all(holds(f, known) for *_, f in forms(w) if is_number(f))]
     return tuple(dict.fromkeys(held))
 

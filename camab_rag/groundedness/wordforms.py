@@ -664,6 +664,48 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     return out
 
 
+_TIME_UNITS = _set("min hour day night week month year")
+
+
+def _kind(unit: str) -> str:
+    """What ``unit`` measures: ``time``, ``money`` or itself."""
+    return "time" if unit in _TIME_UNITS else "money" if unit in _MONEY | {"cent"} else unit
+
+
+def unit_clashes(text: str, context: Collection[str]) -> frozenset[int]:
+    """Where ``text`` states a number of a measure (``48`` of "48 hours") that the context
+    states only of other measures ("48 minutes"), in clauses sharing none of its sentence's
+    words, neither worked out nor the asker's own: another fact, never stated, not a
+    misreading of the same one."""
+    if not isinstance(context, ContextWords) or not context.quantities:
+        return frozenset()
+    key = (text, "clashes")
+    if key not in context._memo:
+        units: dict[str, set[str]] = {}
+        for sentence in context.quantities:
+            for q in sentence:
+                units.setdefault(q.value, set()).add(q.unit)
+        worked = derived_values(text, context)
+        measures = UNIT_FORMS | _MONEY
+        clashes: set[int] = set()
+        for a, b in split_sentences(text) or [(0, len(text))]:
+            subject = subject_forms(text[a:b])
+            for start, q in quantities(text[a:b]):
+                holders = [c for c in context.sentences if q.value in c.forms]
+                if (
+                    q.unit in measures
+                    and q.value in units
+                    and all(_kind(u) == _kind(q.unit) for u in units[q.value])  # hours, minutes
+                    and not any(_same_unit(u, q.unit) for u in units[q.value])
+                    and q.value not in worked | context.told
+                    and not any(x.value == q.value for x in context.asked_values)
+                    and not any(subject & c.forms for c in holders)  # an unrelated clause's
+                ):
+                    clashes.add(a + start)
+        context._memo[key] = frozenset(clashes)
+    return frozenset(context._memo[key])
+
+
 def misread_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text`` stating what the context (a :class:`ContextWords`, memoised) does
     not: another subject's number, an opposite, a ``Yes`` it contradicts, a lone negation."""
@@ -720,12 +762,13 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             continue
         worked = derived_values(part, context)
         units = {s_start + at: q.unit for at, q in quantities(part)}
+        clashes = unit_clashes(part, context)
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value) or value in worked or value in context.told:
                 continue
             span = _listed_span(part, start, *_clause_span(part, start))
             overlap, best, closest = _closest_in(part, span, sentence, context)
-            if value not in context.forms:  # a number the context never states
+            if value not in context.forms or start in clashes:  # never stated (of this unit)
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
                 continue
