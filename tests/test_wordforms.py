@@ -1403,3 +1403,18 @@ def test_a_number_stated_only_of_another_measure_on_an_unrelated_page_is_uncheck
     # a clause sharing the sentence's words keeps the number (two nights, two days)
     cabin = ContextWords.of(["Cabins can be booked for a minimum of 2 days."])
     assert "2" not in unchecked_facts("The cabin minimum is 2 nights.", cabin)
+
+
+def test_a_date_of_the_month_does_not_state_a_count_of_months():
+    """Review 22: "one month's notice" from a 2023 page went undisputed by the update page
+    ("From 1 April 2025 ... two months' written notice"): its "1 April" held the 1."""
+    stale = "Rent increases (2023). We give tenants one month's notice of any rent increase."
+    update = (
+        "Update: from 1 April 2025, Harbour Lets gives tenants two months' written notice of "
+        "any rent increase. This replaces our earlier rent increase page."
+    )
+    pages = ContextWords.of([stale, update], "How much notice of a rent increase will I get?")
+    answer = "You will get one month's notice of a rent increase."
+    assert [answer[a:b] for a, b in rival_spans(answer, pages)] == ["one"]
+    current = "You will get two months' notice of a rent increase."
+    assert [current[a:b] for a, b in rival_spans(current, pages)] == ["two"]

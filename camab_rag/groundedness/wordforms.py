@@ -502,6 +502,17 @@ class Sentence:
     derived: frozenset[str] = frozenset()
     spanned: frozenset[str] = frozenset()
     negates: bool = False
+    amounts: frozenset[tuple[str, str]] = frozenset()
+    """Its numbers with their units (``("1", "month")``; ``("1", "april")`` of "1 April")."""
+
+    def states(self, value: str, unit: str = "") -> bool:
+        """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
+        time or money unit and the clause has ``value`` as an amount ("one month" is not
+        stated by "from 1 April ... two months")."""
+        if value not in self.forms:
+            return False
+        kinds = {_kind(u) for v, u in self.amounts if v == value}
+        return _kind(unit) not in ("time", "money") or not kinds or _kind(unit) in kinds | {""}
 
 
 _CLAUSE = re.compile(
@@ -658,7 +669,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
             derived = _also(part) - held
             parts = (doc, derived, held - said, negates)
-            out.append(Sentence(held | head | derived, negated, held, *parts))
+            amounts = frozenset((q.value, q.unit) for _, q in quantities(part))
+            out.append(Sentence(held | head | derived, negated, held, *parts, amounts))
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
@@ -822,19 +834,21 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
         whole = _rivals_near(subject, context)
+        units = {at: q.unit for at, q in quantities(part)}
         for start, end, _, value in found:
             if not is_number(value):
                 continue
+            unit = units.get(start, "")
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
             for near in (whole, _rivals_near(piece, context) if piece else []):
-                holders = {c.doc for c in near if value in c.forms}
+                holders = {c.doc for c in near if c.states(value, unit)}
                 if not holders:
                     continue
                 asked = max(_asked_by(context, d) for d in holders)
                 if any(
                     c.doc not in holders
                     and _asked_by(context, c.doc) >= asked  # a page of the question's subject
-                    and value not in c.forms
+                    and not c.states(value, unit)
                     and any(map(is_number, c.own - content))
                     for c in near
                 ):
