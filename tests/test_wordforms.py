@@ -1418,3 +1418,21 @@ def test_a_date_of_the_month_does_not_state_a_count_of_months():
     assert [answer[a:b] for a, b in rival_spans(answer, pages)] == ["one"]
     current = "You will get two months' notice of a rent increase."
     assert [current[a:b] for a, b in rival_spans(current, pages)] == ["two"]
+
+
+def test_a_question_word_counts_in_its_longer_form_when_clauses_tie():
+    """Review 22: "When can I view a flat and where is your office?" made the office page's
+    "open Monday to Saturday" the closest clause to "on Saturday from 10:00 to 14:00" (it
+    holds "office"; the viewing clause holds "viewing", not "view"), so a copied answer read
+    as misread."""
+    pages = ContextWords.of(
+        [
+            "Viewings are available Monday to Friday from 9:00 to 18:00 and on Saturday from "
+            "10:00 to 14:00. We do not offer viewings on Sundays.",
+            "The Hove office at 12 Church Road is open Monday to Saturday.",
+        ],
+        "When can I view a flat and where is your office?",
+    )
+    copied = "Viewings run Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to 14:00."
+    assert misread_words(copied, pages) == ()
+    assert unchecked_facts(copied.replace("14:00", "16:00"), pages) == ["16"]

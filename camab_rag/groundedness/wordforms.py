@@ -549,11 +549,17 @@ def _closest(subject: frozenset[str], context: ContextWords) -> _Closest:
     """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have it."""
     days, asked = subject & CALENDAR, context.asked
     overlap = [
-        (len(days & c.own), len(subject & c.forms), len(subject & c.own), len(asked & c.forms))
+        (len(days & c.own), len(subject & c.forms), len(subject & c.own), _asked_in(asked, c))
         for c in context.sentences
     ]
     best = max(overlap, default=_NONE)
     return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
+
+
+def _asked_in(asked: frozenset[str], clause: Sentence) -> int:
+    """How many of the question's words ``clause`` holds, a longer word they start counting
+    ("viewing" for "view")."""
+    return sum(holds(word, clause.forms) for word in asked)
 
 
 def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
