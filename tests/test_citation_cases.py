@@ -389,3 +389,23 @@ def test_a_current_price_in_stale_words_cites_the_current_page_not_its_opposite(
     current = cited.source(cited.sentences[0].citations[0])
     assert "Lunch is not included." not in [h.text for h in current.highlights]
     assert [h.text for h in current.highlights] == ["Sailing lessons cost 60 euros per session."]
+
+
+def test_the_a_of_a_month_is_no_clock_mark_so_the_price_page_holds_the_price() -> None:
+    """Review 22: "The rent rises by £25 a month per pet." cited nothing though the pets
+    page scored far above the rest: "25 a" read as the clock time "25 a.m.", which only a
+    clock time holds."""
+    from camab_rag.groundedness.wordforms import clock_hours
+
+    assert clock_hours("The rent rises by £25 a month per pet.") == frozenset()
+    assert clock_hours("Open 9 a.m. to 5 pm.") == {"9", "17"}
+    texts = [
+        "Dogs are not permitted above the ground floor. We do not charge a pet deposit, but "
+        "the monthly rent rises by £25 for each pet.",
+        "Our team ran the Brighton 10K and raised £2,340.",
+        "Viewings are available Monday to Friday.",
+    ]
+    scores = np.array([1.5, 0.0, 0.1])
+    assert choose_sources(
+        "The rent rises by £25 a month per pet.", scores, texts, CitationRule()
+    ) == [0]

@@ -374,6 +374,12 @@ def clock_hours(text: str) -> frozenset[str]:
     """The hours ``text`` states as clock times ("10:00", "4 pm"; "10 days" none), memoised."""
     found = forms(text)
     ahead = [w for _, _, w, _ in found] + [""] * 3
+    ends = [end for _, end, _, _ in found] + [len(text)] * 3
+
+    def marked(k: int) -> bool:  # "4 pm", "4 p.m."; not the "a" of "£25 a month"
+        mark = text[ends[k + 1] : ends[k + 1] + 2].lower() == ".m"
+        return ahead[k + 1] in ("am", "pm") or (ahead[k + 1] in ("a", "p") and mark)
+
     return frozenset(
         value
         for k, (start, _, word, value) in enumerate(found)
@@ -381,7 +387,7 @@ def clock_hours(text: str) -> frozenset[str]:
         and text[start - 1 : start] not in (":", ".")
         and (
             _CLOCK_TIME.match(text, start)
-            or ahead[k + 1] in ("am", "pm", "a", "p")
+            or marked(k)
             or (ahead[k + 1 : k + 3] == ["in", "the"] and ahead[k + 3] in DAY_PARTS)
         )
     )
