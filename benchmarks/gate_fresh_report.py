@@ -57,6 +57,7 @@ LATER = {  # set -> (ordinal, writer, the hash byte of its split)
     "fresh10": ("tenth", HELPER, "ninth"),
     "fresh11": ("eleventh", HELPER, "tenth"),
     "fresh12": ("twelfth", HELPER, "eleventh"),
+    "fresh13": ("thirteenth", HELPER, "twelfth"),
 }
 FRESH_MULTI: list[dict[str, Any]] = hand_written("gate_fresh")["FRESH_MULTI"]
 

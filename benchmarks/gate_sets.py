@@ -32,6 +32,7 @@ SETS = (
     "fresh10",
     "fresh11",
     "fresh12",
+    "fresh13",
 )
 BLIND = SETS[3:]
 """The blind hand-written sets (:func:`blind_cases`)."""

@@ -32,6 +32,7 @@ LATER = {
     "fresh10": ({"dev": 68, "held_out": 92}, "tenth"),
     "fresh11": ({"dev": 72, "held_out": 88}, "eleventh"),
     "fresh12": ({"dev": 92, "held_out": 68}, "twelfth"),
+    "fresh13": ({"dev": 94, "held_out": 66}, "thirteenth"),
 }
 
 
