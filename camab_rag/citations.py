@@ -120,6 +120,7 @@ def cite(
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     citing: dict[int, list[str]] = {}  # unit index -> the sentences citing it
+    lifts: dict[int, FloatArray] = {}  # unit index -> its segments' best score for them
     sentences: list[CitedSentence] = []
     rows = [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
     if not rows:  # one statement: the whole answer
@@ -127,6 +128,7 @@ def cite(
         start = result.response.find(stripped) if stripped else 0
         rows = [(stripped, start, start + len(stripped), np.asarray(result.scores, float))]
     for text, start, end, scores in rows:
+        per_segment = scores
         if by_doc:
             scores = np.bincount(owner, weights=scores, minlength=len(texts)).astype(float)
         disputing = disputes(result, start, end, rule.unit)
@@ -138,11 +140,13 @@ def cite(
             known += [w for w in words if w not in known]
         for unit in chosen:
             citing.setdefault(unit, []).append(text)
+            lifts[unit] = np.maximum(lifts.get(unit, per_segment), per_segment)
         cites = [numbers[u] for u in chosen]
         shown = CitedSentence(text, start, end, cites, [float(scores[u]) for u in chosen])
         sentences.append(replace(shown, disputed=[numbers[u] for u in disputing]))
 
     doc_scores = result.document_scores
+    said = [text for text, *_ in rows]  # a passage stating otherwise any of them: no highlight
     sources: list[Source] = []
     for unit, number in numbers.items():
         doc_index = unit if by_doc else segments[unit].doc_index
@@ -153,13 +157,14 @@ def cite(
         score = float(doc_scores[unit] if by_doc else answer_scores[unit])
         text = _joined(segments, members, base) if joined else texts[unit]
         spans = [i for i in members if segments[i].end > segments[i].start]
-        spans = [i for i in spans if 0 < answer_scores[i] >= WEAK_AT and unit in citing]
-        spans = [i for i in spans if not _states_otherwise(segments[i].text, citing[unit], result)]
-        strong = sorted(spans, key=lambda i: -answer_scores[i])[:3]  # the best three, in order
+        lift = lifts.get(unit, answer_scores)  # for the sentences citing it
+        spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and unit in citing]
+        spans = [i for i in spans if not _states_otherwise(segments[i].text, said, result)]
+        strong = sorted(spans, key=lambda i: -lift[i])[:3]  # the best three, in order
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
             for i in sorted(strong, key=lambda i: segments[i].start)
-            for seg, v in [(segments[i], float(answer_scores[i]))]
+            for seg, v in [(segments[i], float(lift[i]))]
         ]
         title, url = (document.title, source_link(document.metadata)) if document else (None, None)
         place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
@@ -177,7 +182,7 @@ def cite(
 
 
 def _states_otherwise(segment: str, sentences: Sequence[str], result: AttributionResult) -> bool:
-    """Whether ``segment`` alone states otherwise a word of a sentence citing its source
+    """Whether ``segment`` alone states otherwise a word of one of the answer's ``sentences``
     ("Lunch is not included." under "..., lunch included"): it is not highlighted as support."""
     words = ContextWords.of([segment], result.question)
     return any(misread_spans(sentence, words) for sentence in sentences)

@@ -20,6 +20,7 @@ from camab_rag.groundedness.wordforms import (
     derived_values,
     form_set,
     forms,
+    misread_spans,
     subject_forms,
 )
 from camab_rag.methods import Method
@@ -217,7 +218,8 @@ def disputes(
             if word.kind == "number" and start <= a + word.start < end:
                 claims += [(own, a, b, a + word.start) for own in range(len(texts))]
     found: dict[int, list[str]] = {}
-    worked = derived_values(response, ContextWords.of(texts, result.question))
+    every = ContextWords.of(texts, result.question)
+    worked = derived_values(response, every)
     known = [form_set([text]) for text in texts]
     asked = subject_forms(result.question)
     for own, a, b, at in claims:
@@ -231,4 +233,25 @@ def disputes(
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if text not in found.setdefault(own, []):
                 found[own].append(text)
+    for a, b in sentences if start < len(response) else []:
+        if a < end and b > start:
+            for own, words in _opposing(response[a:b], texts, every, result.question).items():
+                found.setdefault(own, []).extend(w for w in words if w not in found[own])
     return found
+
+
+def _opposing(
+    sentence: str, texts: Sequence[str], every: ContextWords, question: str
+) -> dict[int, list[str]]:
+    """The units stating, read alone, the opposite of a word ``sentence`` misreads against
+    all of them ("allowed" where a page says "Dogs are not permitted"; a "Yes" it denies)."""
+    wrong = {
+        span
+        for span in misread_spans(sentence, every)
+        if not any(ch.isdigit() for ch in sentence[slice(*span)])
+    }
+    out: dict[int, list[str]] = {}
+    for own, text in enumerate(texts) if wrong else []:
+        alone = misread_spans(sentence, ContextWords.of([text], question))
+        out.update({own: [sentence[a:b] for a, b in alone if (a, b) in wrong]})
+    return {own: words for own, words in out.items() if words}

@@ -159,15 +159,17 @@ def test_document_citations_per_sentence_and_numbered_sources():
     first = cited.sources[0]
     assert first.text == DOCS[0]["text"]
     assert first.score == pytest.approx(0.9)
-    # highlights: segments with at least weak support (0.055), strength on the absolute
-    # scale (1 from strong support, 0.44, up), whatever the answer's strongest segment
-    assert [(h.segment_index, h.strength) for h in first.highlights] == [
-        (0, pytest.approx(1.0)),
-        (1, pytest.approx(0.1 / 0.44)),
-    ]
-    assert cited.sources[1].highlights[0].strength == pytest.approx(1.0)  # 0.6 >= 0.44
+    # highlights: segments with at least weak support (0.055) for the sentences citing the
+    # source, strength on the absolute scale (1 from strong support, 0.44, up); segment 1
+    # lifts the whole answer (0.1) but not sentence 1, the one citing doc 0 (0.05)
+    assert [(h.segment_index, h.strength) for h in first.highlights] == [(0, pytest.approx(1.0))]
+    assert cited.sources[1].highlights[0].strength == pytest.approx(1.0)  # 0.7 >= 0.44
     assert first.text[first.highlights[0].start : first.highlights[0].end] == SEGMENTS[0].text
-    assert [h.segment_index for h in cited.sources[1].highlights] == [4]  # 0.02: no support
+    second = cited.sources[1].highlights
+    assert [(h.segment_index, h.strength) for h in second] == [
+        (4, pytest.approx(1.0)),
+        (5, pytest.approx(0.3 / 0.44)),  # 0.02 for the whole answer, 0.3 for sentence 2
+    ]
 
 
 def test_sources_are_numbered_in_order_of_first_citation():
@@ -289,7 +291,7 @@ def test_json_is_plain_data_and_html_safe():
     assert data["sources"][0]["support"] == "strong support" and data["sources"][0]["url"] is None
     assert data["sentences"][1]["support"] == ["strong support"]
     assert data["sources"][1]["highlights"][0]["support"] == "strong support"
-    assert data["sources"][0]["highlights"][1]["support"] == "weak support"
+    assert data["sources"][1]["highlights"][1]["support"] == "support"
 
 
 # ----------------------------------------------------------------------------- Markdown

@@ -425,3 +425,24 @@ def test_a_page_of_another_subject_does_not_dispute_a_value_a_page_states():
     # the model's conflict on the amount's decimals ("25" of "0.25") is read the same
     lowered = Conflict(text="25", start=2, end=4, segment=1, backed_by=0, against=-0.8, backing=4.8)
     assert disputes(replace(result("0.25 euros."), conflicts=[lowered])) == {}
+
+
+def test_a_page_stating_the_opposite_of_an_answer_word_disputes_it() -> None:
+    """Review 22: "Dogs are allowed in all flats." over a pets page saying "Dogs are not
+    permitted" was uncertain (the word misread), but no page was shown disputing it. The
+    page stating the opposite, read alone, now disputes the word; an unrelated page and a
+    page that agrees do not."""
+    pets = "Cats are allowed with consent. Dogs are not permitted in flats above the ground floor."
+    run = "Our team ran the Brighton 10K and raised £2,340."
+    answer = "Dogs are allowed in all flats."
+    docs = [pets, run]
+    result = AttributionResult(
+        scores=np.array([0.9, 0.1]),
+        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
+        question="Can I have a dog?",
+        response=answer,
+        n_documents=2,
+    )
+    assert disputes(result) == {0: ["allowed"]}
+    agreed = replace(result, response="Dogs are not allowed above the ground floor.")
+    assert disputes(agreed) == {}
