@@ -1436,3 +1436,14 @@ def test_a_question_word_counts_in_its_longer_form_when_clauses_tie():
     copied = "Viewings run Monday to Friday from 9:00 to 18:00 and on Saturday from 10:00 to 14:00."
     assert misread_words(copied, pages) == ()
     assert unchecked_facts(copied.replace("14:00", "16:00"), pages) == ["16"]
+
+
+def test_a_frequency_states_its_interval():
+    """Blind set 13 (dev): "Once every six months." for "checked twice a year" was blocked. A
+    frequency a year or a day states its interval in months or hours. (Where another clause
+    says "every three months" of another subject, that answer still reads as misread.)"""
+    saddle = ContextWords.of(["Mature horses in steady work should be checked twice a year."])
+    assert unchecked_facts("Once every six months.", saddle) == []
+    assert unchecked_facts("Every four months.", saddle) == ["four"]
+    pills = ContextWords.of(["Take the tablets three times a day."])
+    assert unchecked_facts("One every 8 hours.", pills) == []

@@ -609,12 +609,27 @@ _SHARES = {"half": ("50", "percent"), "quarter": ("25", "percent")}
 """A share in words states its percent ("half price" is 50%)."""
 
 
+_TIMES_WORDS = {"once": 1, "twice": 2, "three times": 3, "four times": 4, "six times": 6}
+_FREQUENCY = re.compile(
+    r"\b(once|twice|three times|four times|six times|\d+ times)\s+(?:a|an|per|each|every)\s+"
+    r"(year|day)\b",
+    re.IGNORECASE,
+)
+_WITHIN = {"year": ("month", 12), "day": ("hour", 24)}
+"""A frequency states its interval in the smaller unit ("twice a year": every 6 months)."""
+
+
 def _also(text: str) -> frozenset[str]:
     """What a context text also states: "17:00" ``5``, "first" ``1``, "14 days" ``2`` ``week``,
     "half" ``50`` ``percent``."""
     out = {FIRST_ORDINALS[w] for w in words(text) if w in FIRST_ORDINALS}
     out.update(f for w in words(text) for f in _SHARES.get(w, ()))
     out.update(str(int(m.group(1)) - 12) for m in _AFTERNOON.finditer(text))
+    for match in _FREQUENCY.finditer(text):  # "twice a year": every 6 months
+        times = _TIMES_WORDS.get(match.group(1).lower()) or int(match.group(1))
+        small, factor = _WITHIN[match.group(2).lower()]
+        if times and factor % times == 0:
+            out.update((str(factor // times), small))
     for value, unit in pairwise(f for _, _, _, f in forms(text) if f):
         if not value.isdecimal():
             continue
