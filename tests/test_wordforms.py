@@ -1447,3 +1447,23 @@ def test_a_frequency_states_its_interval():
     assert unchecked_facts("Every four months.", saddle) == ["four"]
     pills = ContextWords.of(["Take the tablets three times a day."])
     assert unchecked_facts("One every 8 hours.", pills) == []
+
+
+def test_two_prices_joined_by_and_a_are_two_clauses_and_a_short_stale_answer_is_contested():
+    """Review 23: "A private crown is £60." was supported where the update page says "A
+    private check-up now costs £60 and a porcelain crown now costs £950." (one clause, so
+    the check-up's price was the crown's too); and the stale "£55." for a check-up passed
+    with no notice where "A private check-up costs £55." drew one."""
+    update = (
+        "Update: from 1 March 2024. A private check-up now costs £60 and a porcelain crown "
+        "now costs £950."
+    )
+    stale = "Private price list (2023). A private check-up costs £55. A porcelain crown costs £850."
+    crown = ContextWords.of([update], "How much does a private crown cost?")
+    assert misread_words("A private crown is £60.", crown) == ("60",)
+    assert misread_words("A private crown is £950.", crown) == ()
+    both = ContextWords.of([update, stale], "How much is a private check-up?")
+    assert [a for a, _ in rival_spans("£55.", both)] == [1]
+    # "tea and a biscuit cost £3": a side with no number is no clause of its own
+    snack = ContextWords.of(["Tea and a biscuit cost £3."], "How much is tea?")
+    assert unchecked_facts("Tea and a biscuit cost £3.", snack) == []

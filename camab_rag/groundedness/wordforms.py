@@ -678,6 +678,20 @@ def _stated(part: str) -> list[str]:
     return out
 
 
+_AND_SUBJECT = re.compile(r"\s+and\s+(?=(?:a|an|the|each|every|its|their|our)\b)", re.I)
+_DIGIT = re.compile(r"\d")
+
+
+def _clauses(sentence: str) -> list[str]:
+    """``sentence``'s clauses (:data:`_CLAUSE`), and a clause split again at "and a ..." when
+    each side states a number ("a check-up now costs £60 and a crown now costs £950")."""
+    out = []
+    for part in _CLAUSE.split(sentence):
+        pieces = _AND_SUBJECT.split(part)
+        out += pieces if all(map(_DIGIT.search, pieces)) else [part]
+    return out
+
+
 def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     """``text``'s clauses as :class:`Sentence`: a later clause (a pronoun-led sentence)
     holds the words, not the numbers, of the clauses (the sentence) before it."""
@@ -690,7 +704,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
         negated = any(w in NEGATIONS for _, _, w, _ in found) or bool(_NEGATED.search(sentence))
-        for part in filter(str.strip, _CLAUSE.split(sentence)):  # "but cannot": one negates
+        for part in filter(str.strip, _clauses(sentence)):  # "but cannot": one negates
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             said = frozenset(_stated(part)) | _days(part)
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
@@ -859,7 +873,7 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
-        subject = frozenset(f for f in content if not _is_value(f))
+        subject = frozenset(f for f in content if not _is_value(f)) or context.asked  # "£60."
         whole = _rivals_near(subject, context)
         units = {at: q.unit for at, q in quantities(part)}
         for start, end, _, value in found:
