@@ -236,6 +236,9 @@ def test_the_filter_checks_a_bare_answer_in_one_call_sync_and_async(smollm2_scor
     blocked = gate.check(FOLLOW_UP, DOCS, wrong, history=HISTORY)
     assert blocked.verdict != "supported" and blocked.report is not None
     assert blocked.report.earlier_turns == 2
+    # review 23: the JSON a front end reads carries the words to show beside the answer
+    data = blocked.to_dict()
+    assert data["notice"] == blocked.notice and FilteredAnswer.from_dict(data) == blocked
     passed = asyncio.run(gate.acheck(FOLLOW_UP, DOCS, ANSWER, history=HISTORY))
     assert passed.grounded is True and passed.answer == ANSWER and not passed.blocked
     failed = GroundednessFilter(mode="block").check(FOLLOW_UP, DOCS, ANSWER, object())  # no scorer

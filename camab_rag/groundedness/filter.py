@@ -78,6 +78,7 @@ class FilteredAnswer:
             **fields_dict(self),
             "abstained": self.abstained,
             "flagged": self.flagged,
+            "notice": self.notice,  # the words to show beside it (review 23: JSON lacked them)
             "report": self.report.to_dict() if self.report is not None else None,
         }
 
