@@ -243,3 +243,15 @@ def test_the_filter_checks_a_bare_answer_in_one_call_sync_and_async(smollm2_scor
     assert passed.grounded is True and passed.answer == ANSWER and not passed.blocked
     failed = GroundednessFilter(mode="block").check(FOLLOW_UP, DOCS, ANSWER, object())  # no scorer
     assert failed.grounded is None and failed.blocked and failed.error
+
+
+def test_a_first_turn_rests_on_no_conversation(smollm2_scorer):
+    """Review 23: a first chat turn was marked "(from the conversation)": the template's
+    system prompt ("You are a helpful assistant ...") counted as the conversation. With no
+    earlier turn no sentence rests on one; its words still count as context."""
+    answer = "As a helpful assistant, I can say teapots have a 1-year warranty."
+    first = assess_answer("How long is the teapot warranty?", DOCS, answer, smollm2_scorer)
+    assert first.earlier_turns == 0
+    assert all("conversation" not in s.support_from for s in first.sentences)
+    later = assess_answer(FOLLOW_UP, DOCS, ANSWER, smollm2_scorer, history=HISTORY)
+    assert "conversation" in later.sentences[0].support_from

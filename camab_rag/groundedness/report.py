@@ -358,6 +358,8 @@ def support_report(
     said = ContextWords.of([], " ".join(support.told))  # the user's earlier statements:
     told = ContextWords(asked_values=said.asked_values, told=said.told)  # numbers as asked
     documents, conversation = context_words, ContextWords.of(support.conversation) | told
+    # "from the conversation" only where there was one (a first turn's system prompt is none)
+    said_before = conversation if support.earlier_turns else frozenset()
     if documents is not None:
         known = documents if isinstance(documents, ContextWords) else ContextWords(documents)
         context_words = known | conversation
@@ -384,7 +386,7 @@ def support_report(
                 supported=True,  # verdicts: _decided
                 source="measured",
                 abstention=abstention,
-                support_from=support_parts(span.text, documents, conversation),
+                support_from=support_parts(span.text, documents, said_before),
                 score=score,
                 coverage=covered,
                 informative=informative_score(within, context_words),
