@@ -71,6 +71,9 @@ def test_the_gate_alone_makes_two_calls_and_judges_each_sentence():
         "The documents do not say.",
         "There is no information about this in the context.",
         "I cannot find the answer in the provided documents.",
+        # review 23: a chat model's refusal, cut off at its token limit
+        "I'm sorry for any confusion, but as a dental chatbot, I don't have access to",
+        "I'm sorry, but as a dental chatbot, I am unable to provide information about",
     ],
 )
 def test_an_abstention_passes_and_is_neither_flagged_nor_cited(answer):
@@ -100,6 +103,8 @@ def test_an_abstaining_sentence_is_not_counted_against_a_supported_one():
     assert report.score == pytest.approx(alone.score)
     assert not report.abstained
     assert not is_abstention(SUPPORTED) and not is_abstention("He did not know until 1990.")
+    assert not is_abstention("As a dental assistant, I can book you in on Monday.")
+    assert not is_abstention("I'm sorry, the clinic is closed on Sundays.")
 
 
 def test_judge_answer_blocks_without_any_attribution_and_fails_closed():

@@ -25,6 +25,11 @@ _PATTERNS = [
     r"\b(?:cannot|can['’]?t|unable to) be (?:determined|answered|found)",
     r"\b(?:not|no)(?: \w+)? (?:mentioned|stated|specified|provided|given) in " + _CONTEXT,
     r"^(?:unknown|no answer|not known|n/?a)[.!]?$",
+    # a chat model's refusal, however it is cut off ("I'm sorry, but as a dental chatbot, I
+    # don't have access to ..."): review 23
+    r"\bi (?:do not|don't) have (?:access to|the ability to|any (?:information|details))",
+    r"\bas an? (?:ai|language model|(?:\w+ )?(?:chatbot|assistant))\b[^.]{0,40}?\bi(?:'m| am)? "
+    r"(?:unable|not able|cannot|can't|don't|do not)\b",
 ]
 _ABSTENTION = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
