@@ -19,6 +19,7 @@ from camab_rag.groundedness.score import (
 from camab_rag.groundedness.wordforms import (
     ContextWords,
     forms,
+    holds,
     misread_spans,
     rival_spans,
     sentences_of,
@@ -1467,3 +1468,12 @@ def test_two_prices_joined_by_and_a_are_two_clauses_and_a_short_stale_answer_is_
     # "tea and a biscuit cost £3": a side with no number is no clause of its own
     snack = ContextWords.of(["Tea and a biscuit cost £3."], "How much is tea?")
     assert unchecked_facts("Tea and a biscuit cost £3.", snack) == []
+
+
+def test_an_inflection_of_a_context_word_is_held():
+    """Review 23: "Cancelling with less than 24 hours' notice costs £25." was marked "the
+    sources do not say 'Cancelling'" over "If you cancel ..." and "cancelled"."""
+    policy = ContextWords.of(["If you cancel with less than 24 hours' notice, a £25 fee applies."])
+    assert holds("cancelling", policy.forms) and holds("cancelled", policy.forms)
+    assert unchecked_facts("Cancelling late costs £25.", policy) == []
+    assert not holds("cancellation", policy.forms)  # another word, not an inflection

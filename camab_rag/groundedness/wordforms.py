@@ -154,7 +154,17 @@ def holds(value: str, known: Collection[str]) -> bool:
             value + end in known or value + value[-1] + end in known
             for end in ("ed", "ing", "er", "d")
         )
-    return any(k.startswith(value) for k in known)
+    return any(k.startswith(value) for k in known) or any(b in known for b in _bases(value))
+
+
+def _bases(word: str) -> Iterator[str]:
+    """The words ``word`` may inflect ("cancelling": "cancell", "cancel", "cancelle")."""
+    for end in ("ing", "ed", "er"):
+        base = word[: -len(end)]
+        if word.endswith(end) and len(base) >= 3:
+            yield from (base, base + "e")
+            if base[-1] == base[-2]:
+                yield base[:-1]
 
 
 def is_fact(text: str, start: int, word: str, value: str) -> bool:
