@@ -186,9 +186,7 @@ class TokenSupport:
         starts, ends, full, empty, counts = (
             np.asarray(data[k], float if k in ("full", "empty") else np.int64) for k in _ARRAYS
         )
-        turns = (
-            int(data.get("earlier_turns", 0)),
-            *(tuple(map(str, data.get(k) or ())) for k in ("conversation", "told")),
-        )
+        conversation, told = (tuple(map(str, data.get(k) or ())) for k in ("conversation", "told"))
         text = str(data["response"]) if response is None else response
-        return cls(text, starts, ends, full, empty, counts, *turns)
+        turns = int(data.get("earlier_turns", 0))
+        return cls(text, starts, ends, full, empty, counts, turns, conversation, told)

@@ -275,8 +275,10 @@ class GroundednessFilter:
         """Judge a bare ``answer`` over ``context`` with no attribution (two model calls; the
         filter's ``scorer`` when none is given): the answer to show with its verdict. Never
         raises: on a failure ``grounded`` is ``None`` and ``error`` says why."""
-        how = {"prompt_builder": prompt_builder, "history": history}
-        return drive(self.answer_steps(question, context, answer, scorer, **how))
+        steps = self.answer_steps(
+            question, context, answer, scorer, prompt_builder=prompt_builder, history=history
+        )
+        return drive(steps)
 
     async def acheck(
         self,
@@ -289,8 +291,10 @@ class GroundednessFilter:
         history: Sequence[ChatMessage] | None = None,
     ) -> FilteredAnswer:
         """Async :meth:`check` (never raises)."""
-        how = {"prompt_builder": prompt_builder, "history": history}
-        return await adrive(self.answer_steps(question, context, answer, scorer, **how))
+        steps = self.answer_steps(
+            question, context, answer, scorer, prompt_builder=prompt_builder, history=history
+        )
+        return await adrive(steps)
 
     def calibrate(
         self,
