@@ -92,7 +92,8 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 CALENDAR = frozenset(WEEKDAYS) | _set(
     "january february march april may june july august september october november december"
 )
-_SIGNS = _set("eur usd gbp chf cad aud nzd sek nok dkk percent")
+_MONEY = _set("eur usd gbp chf cad aud nzd sek nok dkk")
+_SIGNS = _MONEY | {"percent"}
 _SHORT = "mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct"
 CALENDAR_SHORT = {
     short: next(name for name in sorted(CALENDAR) if name.startswith(short))
@@ -132,7 +133,6 @@ EXCEPTIONS = _set("except exception unless only apart besides")
 UNIT_FORMS = frozenset(UNITS.values()) | _set("hour day week month year night min")
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
 RATE_WORDS = _set("per an a every each")
-_MONEY = _set("eur usd gbp chf cad aud nzd sek nok dkk")
 LESS_WORDS = _set("before earlier under below less fewer within lower shorter cheaper until")
 MORE_WORDS = _set("after past later over above more exceeds exceed beyond higher longer greater")
 """Words comparing the number before them with one after them ("1 pm is before 14:00")."""
@@ -749,20 +749,20 @@ def unit_clashes(text: str, context: Collection[str]) -> frozenset[int]:
             for q in sentence:
                 units.setdefault(q.value, set()).add(q.unit)
         worked = derived_values(text, context)
-        measures = UNIT_FORMS | _MONEY
         clashes: set[int] = set()
         for a, b in split_sentences(text) or [(0, len(text))]:
             subject = subject_forms(text[a:b])
             for start, q in quantities(text[a:b]):
-                holders = [c for c in context.sentences if q.value in c.forms]
                 if (
-                    q.unit in measures
+                    q.unit in UNIT_FORMS  # the currencies too
                     and q.value in units
                     and all(_kind(u) == _kind(q.unit) for u in units[q.value])  # hours, minutes
                     and not any(_same_unit(u, q.unit) for u in units[q.value])
                     and q.value not in worked | context.told
                     and not any(x.value == q.value for x in context.asked_values)
-                    and not any(subject & c.forms for c in holders)  # an unrelated clause's
+                    and not any(  # only unrelated clauses state it
+                        subject & c.forms for c in context.sentences if q.value in c.forms
+                    )
                 ):
                     clashes.add(a + start)
         context._memo[key] = frozenset(clashes)
