@@ -132,6 +132,36 @@ async def test_one_records_deadline_never_fails_or_cuts_another_records_batch() 
     assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
 
 
+class ExpiringScorer(KeywordScorer):
+    """The model's own deadline check fails a ``SLOW`` request at once, before the
+    record's event-loop timer fires: the race CI hit (stop 68)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        self.asked += [r.response for r in requests]
+        if any(SLOW in r.response for r in requests):
+            raise deadline.expired(seconds=0.3)
+        return super().score(requests)
+
+
+async def test_a_record_past_its_deadline_has_no_queued_request_scored_after() -> None:
+    """When the model reported the deadline first, the batcher took the record's next
+    queued request before the record gave up, and scored it."""
+    scorer = ExpiringScorer()
+    batcher = MicroBatcher(scorer, max_batch=1)
+    slow = [_request(f"Dune. {SLOW}"), _request("Dune one."), _request("Dune two.")]
+    late = asyncio.ensure_future(adrive(bounded(_ask(batcher, *slow), 60.0)))
+    patient = asyncio.ensure_future(adrive(bounded(_ask(batcher, _request("Dune.")), 60.0)))
+    with pytest.raises(DeadlineExceededError):
+        await late
+    [result] = await patient
+    assert isinstance(result, ResponseLogprobs)
+    assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
+
+
 class LongRecordScorer(KeywordScorer):
     """A model call of the long record (its answer holds ``SLOW``) runs until the deadline
     it runs under has passed, then checks it (as the in-process model does before each

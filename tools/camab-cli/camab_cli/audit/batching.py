@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from camab_rag import deadline
-from camab_rag.errors import InputError
+from camab_rag.errors import DeadlineExceededError, InputError
 from camab_rag.scorers.base import (
     ResponseLogprobs,
     ScoredBy,
@@ -126,7 +126,9 @@ class MicroBatcher:
                         f"the scorer returned {len(results)} results for {len(batch)} requests"
                     )
             except Exception as exc:
-                if len(batch) == 1:
+                if isinstance(exc, DeadlineExceededError):
+                    self._give_up(batch, exc)
+                elif len(batch) == 1:
                     _settle(batch[0], exc)
                 else:  # isolate the bad request: one request's error must not fail others
                     for p in batch:
@@ -134,6 +136,16 @@ class MicroBatcher:
                 continue
             for p, result in zip(batch, results):
                 _settle(p, result)
+
+    def _give_up(self, batch: list[_Pending], exc: DeadlineExceededError) -> None:
+        """The batch's record ran past its deadline: its requests, running and queued, fail
+        with it now, so none is scored after (the record's own give-up may come a moment
+        later, from the event loop, after the next call was already taken)."""
+        clock = batch[0].clock
+        mine = [p for p in self._queue if clock is not None and p.clock is clock]
+        self._queue = [p for p in self._queue if all(p is not m for m in mine)]
+        for p in [*batch, *mine]:
+            _settle(p, exc)
 
     async def _run(self, batch: list[_Pending]) -> list[ResponseLogprobs]:
         """``scorer.score`` of ``batch`` in a worker thread, under its record's deadline (a
