@@ -83,8 +83,9 @@ def _no_holder(_unrelated: Any) -> float:  # before the holder of numbers and na
 
 
 @contextlib.contextmanager
-def _hooks(**hooks: Bar | None) -> Iterator[None]:
-    """Cite with other bars (``_unrelated_bar``, ``_holder_floor``: private hooks)."""
+def _hooks(**hooks: Any) -> Iterator[None]:
+    """Cite with other bars or passage reading (``_unrelated_bar``, ``_holder_floor``,
+    ``_best_passage``: private hooks)."""
     originals = {name: getattr(citations, name) for name, hook in hooks.items() if hook}
     for name in originals:
         setattr(citations, name, hooks[name])
@@ -109,6 +110,27 @@ def cite_rule(
 
 
 default_rule = cite_rule()
+
+
+def _passage_sum(owner: Any, scores: Any, n_units: int) -> Any:  # before session 21
+    return np.bincount(owner, weights=scores, minlength=n_units).astype(float)
+
+
+def summed_rule(result: AttributionResult, docs: list[dict[str, str]], _gold: str) -> set[int]:
+    """The default rule with a document's support summed over its passages (the previous
+    version's reading; this version reads its best passage)."""
+    with _hooks(_best_passage=_passage_sum):
+        return default_rule(result, docs, _gold)
+
+
+def reading_rows(held: list[Item], dev: list[Item]) -> list[list[Any]]:
+    """The default rule under each reading of a document's support, on each set of rows."""
+    sides = [("dev, the first rows", dev[:CHOSEN_ON]), ("dev, added since", dev[CHOSEN_ON:])]
+    rows = []
+    for reading, rule in (("sum of its passages", summed_rule), ("best passage", default_rule)):
+        for side, items in [*sides, ("held-out", held)]:
+            rows.append([reading, side, *_row("", counts(rule, items), len(items))[1:4]])
+    return rows
 
 
 def lexical_rule(_result: AttributionResult, docs: list[dict[str, str]], gold: str) -> set[int]:
@@ -388,6 +410,19 @@ def report(model: str, n: int) -> str:
             agreement(chosen),
             "",
             *later,
+            "**How a document's support for a sentence is read from its passages** (the "
+            "shipped rule otherwise): until session 21 it was the sum of its passages' "
+            "scores, so a long document's small lifts (ten sentences of a doubles draw) "
+            "outweighed the one passage of a short document stating the answer; now it is "
+            "its best passage's score. Not pristine: the change came from reading the dev "
+            "rows added since the choice, and the four readings tried (sum, best passage, "
+            "sum of the positive ones, best two) were printed on every side of the split at "
+            "once, held-out included; best passage was best or tied on each side but the "
+            "first dev rows (one gold citation fewer there). On the first dev rows the "
+            "choice above picks the same candidate under either reading.",
+            "",
+            markdown_table(["reading", "rows", *HEADER[1:4]], reading_rows(held, dev)),
+            "",
             "The earlier versions' held-out and dev rows, the two candidates that needed "
             "code the library lacks (a second source without a new key word) and the "
             "earlier dev set's tables were last written at commit acfeaa6 by this command "

@@ -130,7 +130,7 @@ def cite(
     for text, start, end, scores in rows:
         per_segment = scores
         if by_doc:
-            scores = np.bincount(owner, weights=scores, minlength=len(texts)).astype(float)
+            scores = _best_passage(owner, scores, len(texts))
         disputing = disputes(result, start, end, rule.unit)
         chosen = choose_sources(text, scores, texts, rule, disputing, read=read)
         for unit in chosen + list(disputing):
@@ -179,6 +179,15 @@ def cite(
     answer = (result.response, result.question, sentences, sources, rule, result.method)
     cited = CitedAnswer(*answer, result.n_queries, None, result.scored_by, result.uninformative)
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
+
+
+def _best_passage(owner: Sequence[int], scores: FloatArray, n_units: int) -> FloatArray:
+    """Each document's support for a sentence: its best passage's score (0 when it has
+    none). Summed over its passages, a long unrelated document's small lifts added up to
+    more than the one passage of a short document that states the answer (issue 48)."""
+    best = np.full(n_units, -np.inf)
+    np.maximum.at(best, np.asarray(owner, dtype=np.int64), np.asarray(scores, dtype=float))
+    return np.where(np.isfinite(best), best, 0.0)
 
 
 def _states_otherwise(segment: str, sentences: Sequence[str], result: AttributionResult) -> bool:

@@ -125,9 +125,39 @@ def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
     cited = cite(weak, DOCS)  # "Paris", "Gustave Eiffel": their holders, at weak support
     assert [s.citations for s in cited.sentences] == [[1], [2]]
     assert [cited.source(n).doc_index for n in (1, 2)] == [0, 2]
-    below = replace(weak.statements[0], scores=np.array([-0.02, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    # a document's support is its best passage's: both below the unrelated ones, none
+    below = replace(weak.statements[0], scores=np.array([-0.02, -0.01, 0.0, 0.0, 0.0, 0.0]))
     cited = cite(replace(weak, statements=[below, weak.statements[1]]), DOCS)
     assert [s.citations for s in cited.sentences] == [[], [1]]  # below the unrelated: none
+
+
+def test_a_document_is_cited_on_its_best_passage_not_the_sum_of_its_passages():
+    """Summed over passages, a long document's small lifts outweighed the one passage
+    of a short document that states the answer (HotpotQA dev rows, issue 48)."""
+    docs = [
+        {"title": "Kerber", "text": "Angelique Kerber is a German tennis player."},
+        {"title": "Doubles", "text": "The doubles event was tennis. A. won. B. lost. C. ran."},
+    ]
+    segments = [
+        Segment("Angelique Kerber is a German tennis player.", 0, 0, 43),
+        *(
+            Segment(t, 1, docs[1]["text"].find(t), docs[1]["text"].find(t) + len(t))
+            for t in ("The doubles event was tennis.", "A. won.", "B. lost.", "C. ran.")
+        ),
+    ]
+    scores = np.array([0.18, 0.07, 0.06, 0.06, 0.06])  # doc 1 sums to 0.25
+    result = AttributionResult(
+        scores=scores,
+        segments=segments,
+        question="What sport does Kerber play?",
+        response="The answer is tennis.",
+        n_documents=2,
+        n_queries=12,
+        statements=[StatementAttribution("The answer is tennis.", 0, 21, scores)],
+    )
+    cited = cite(result, docs)
+    assert [cited.source(n).doc_index for n in cited.sentences[0].citations] == [0]
+    assert cited.sentences[0].scores == [pytest.approx(0.18)]
 
 
 @pytest.mark.parametrize(
@@ -148,14 +178,14 @@ def test_rule_rejects_bad_settings(kwargs):
 # ----------------------------------------------------------------------------- cite
 def test_document_citations_per_sentence_and_numbered_sources():
     cited = cite(make_result(), DOCS)
-    # sentence 1: doc 0 (0.95) cites; doc 2 (0.1) is under the bar (0.11)
-    # sentence 2: doc 2 (1.0) cites, doc 0 (0.05) is under the bar
+    # sentence 1: doc 0 (its best passage, 0.9) cites; doc 2 (0.1) is under the bar
+    # sentence 2: doc 2 cites, doc 0 is under the bar
     assert [s.citations for s in cited.sentences] == [[1], [2]]
     assert [(s.number, s.doc_index, s.title) for s in cited.sources] == [
         (1, 0, "Eiffel Tower"),
         (2, 2, "Company"),
     ]
-    assert cited.sentences[0].scores == pytest.approx([0.95])
+    assert cited.sentences[0].scores == pytest.approx([0.9])  # not 0.95, the passages' sum
     first = cited.sources[0]
     assert first.text == DOCS[0]["text"]
     assert first.score == pytest.approx(0.9)

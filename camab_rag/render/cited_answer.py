@@ -101,7 +101,7 @@ class CitedSentence:
     start: int
     end: int
     citations: list[int]
-    scores: list[float]  # each cited source's score for this sentence
+    scores: list[float]  # each cited source's score for this sentence (its best passage's)
     disputed: list[int] = field(default_factory=list)  # sources arguing against a word
     supported: bool | None = None
     abstention: bool = False
