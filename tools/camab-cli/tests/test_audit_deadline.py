@@ -114,14 +114,33 @@ def _request(response: str) -> ScoreRequest:
     return ScoreRequest("Dune is a novel by Frank Herbert.", response)
 
 
-async def test_one_records_deadline_never_fails_or_cuts_another_records_batch() -> None:
+class ExpiringScorer(SlowScorer):
+    """The model's own deadline check fails a ``SLOW`` request at once, before the
+    record's event-loop timer fires: the race CI hit (stop 68)."""
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
+        if any(SLOW in r.response for r in requests):
+            self.asked += [r.response for r in requests]
+            raise deadline.expired(seconds=0.3)
+        return super().score(requests)
+
+
+@pytest.mark.parametrize(
+    ("scorer", "seconds"),
+    [(SlowScorer(), 0.3), (ExpiringScorer(), 60.0)],
+    ids=["the record gives up first", "the model reports the deadline first"],
+)
+async def test_one_records_deadline_never_fails_or_cuts_another_records_batch(
+    scorer: SlowScorer, seconds: float
+) -> None:
     """The batcher's worker was started by the slow record and ran every later batch in
     that record's context: once its deadline passed, the next record's requests failed
-    with DeadlineExceededError, and the slow record's queued requests were still scored."""
-    scorer = SlowScorer()
+    with DeadlineExceededError, and the slow record's queued requests were still scored
+    (when the model reported the deadline before the record gave up, its next queued
+    request was taken and scored in between)."""
     batcher = MicroBatcher(scorer, max_batch=1)
     slow = [_request(f"Dune. {SLOW}"), _request("Dune one."), _request("Dune two.")]
-    late = asyncio.ensure_future(adrive(bounded(_ask(batcher, *slow), 0.3)))
+    late = asyncio.ensure_future(adrive(bounded(_ask(batcher, *slow), seconds)))
     await asyncio.sleep(0.05)  # the slow request is in the model, the others queued
     patient = asyncio.ensure_future(adrive(bounded(_ask(batcher, _request("Dune.")), 60.0)))
     with pytest.raises(DeadlineExceededError):
@@ -129,36 +148,6 @@ async def test_one_records_deadline_never_fails_or_cuts_another_records_batch() 
     [result] = await patient
     assert isinstance(result, ResponseLogprobs)
     # the slow record's two queued requests were dropped unscored once it gave up
-    assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
-
-
-class ExpiringScorer(KeywordScorer):
-    """The model's own deadline check fails a ``SLOW`` request at once, before the
-    record's event-loop timer fires: the race CI hit (stop 68)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked: list[str] = []
-
-    def score(self, requests: Sequence[ScoreRequest]) -> list[ResponseLogprobs]:
-        self.asked += [r.response for r in requests]
-        if any(SLOW in r.response for r in requests):
-            raise deadline.expired(seconds=0.3)
-        return super().score(requests)
-
-
-async def test_a_record_past_its_deadline_has_no_queued_request_scored_after() -> None:
-    """When the model reported the deadline first, the batcher took the record's next
-    queued request before the record gave up, and scored it."""
-    scorer = ExpiringScorer()
-    batcher = MicroBatcher(scorer, max_batch=1)
-    slow = [_request(f"Dune. {SLOW}"), _request("Dune one."), _request("Dune two.")]
-    late = asyncio.ensure_future(adrive(bounded(_ask(batcher, *slow), 60.0)))
-    patient = asyncio.ensure_future(adrive(bounded(_ask(batcher, _request("Dune.")), 60.0)))
-    with pytest.raises(DeadlineExceededError):
-        await late
-    [result] = await patient
-    assert isinstance(result, ResponseLogprobs)
     assert scorer.asked == [f"Dune. {SLOW}", "Dune."]
 
 
