@@ -278,17 +278,25 @@ def choose_sources(
     # related: a word shared, or a value in another form ("9 pm": "21:00")
     related = np.array([bool(n or stated & k) for n, k in zip(shared, known)], dtype=bool)
     found = facts(sentence)
-    keys = found or dict.fromkeys(wanted, "")
     measured = frozenset(q.value for _, q in quantities(sentence) if q.unit)  # "14" of "14 days"
     clock = clock_hours(sentence)
-    held = [
-        _holds(text, keys, k, measured, clock) | {key for key, v in keys.items() if v in w}
-        for text, k, w in zip(texts, known, worked)
-    ]
+
+    def holds_of(keys: Mapping[str, str]) -> list[set[str]]:
+        return [
+            _holds(text, keys, k, measured, clock) | {key for key, v in keys.items() if v in w}
+            for text, k, w in zip(texts, known, worked)
+        ]
+
+    keys = found or dict.fromkeys(wanted, "")
+    held = holds_of(keys)
     # a name every unit holds (the shop's), or a currency, marks none out: alone it cites none
     every = set.intersection(*held) if len(held) > 1 else set()
     common = {key for key in every if key in found and not found[key]}
     common |= {key for key, value in found.items() if value and not is_number(value)}
+    rest = dict.fromkeys(wanted - set(score_words(" ".join(found))), "")
+    if found and common >= set(found) and any(rest_held := holds_of(rest)):
+        # only names every unit holds ("Dr Priya Shah ... neutering"): its other words decide
+        found, common, keys, held = {}, set(), rest, rest_held
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)

@@ -635,3 +635,48 @@ def test_a_number_word_is_cited_from_the_page_stating_its_value() -> None:
     ]
     scores = np.array([0.5, 0.3, 0.6])
     assert choose_sources("Fourteen days.", scores, texts, CitationRule()) == [1]
+
+
+def test_a_name_every_source_holds_leaves_the_sentences_other_words_to_decide():
+    """Every page named the senior vet, so no page added a name the others lacked and the
+    page stating the sentence word for word went uncited, though the attribution singled
+    out its passage (fresh-user review 24, scores from its run)."""
+    docs = [
+        {"title": "Team", "text": "Dr Priya Shah is our senior vet. Dr Tom Okafor sees exotics."},
+        {
+            "title": "Neutering",
+            "text": "Cat spay costs £95. Dr Priya Shah performs most neutering operations.",
+        },
+        {"title": "Dog walk", "text": "Staff walked 10 km with Dr Priya Shah's spaniel."},
+    ]
+    sentences = [
+        (0, "Dr Priya Shah is our senior vet."),
+        (0, "Dr Tom Okafor sees exotics."),
+        (1, "Cat spay costs £95."),
+        (1, "Dr Priya Shah performs most neutering operations."),
+        (2, docs[2]["text"]),
+    ]
+    segments = [
+        Segment(t, d, docs[d]["text"].find(t), docs[d]["text"].find(t) + len(t))
+        for d, t in sentences
+    ]
+    scores = np.array([0.031, 0.031, 0.029, 0.629, 0.0])
+    answer = "Dr Priya Shah performs most neutering operations."
+    result = AttributionResult(
+        scores=scores,
+        segments=segments,
+        question="Who performs neutering?",
+        response=answer,
+        n_documents=3,
+        n_queries=12,
+        statements=[StatementAttribution(answer, 0, len(answer), scores)],
+    )
+    cited = cite(result, docs)
+    assert [cited.source(n).title for n in cited.sentences[0].citations] == ["Neutering"]
+    # the name alone still marks no page out: nothing cited when no other word decides
+    plain = replace(
+        result,
+        response="Dr Priya Shah.",
+        statements=[StatementAttribution("Dr Priya Shah.", 0, 14, scores)],
+    )
+    assert cite(plain, docs).sentences[0].citations == []
