@@ -234,14 +234,25 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         """The input with the failure recorded; a blocking filter still judges it, so an
         answer it cannot check is replaced (fails closed) unless ``on_error="pass"``."""
         settings = self.runs.settings
+        answer = input.get(self.answer_key) if isinstance(input, Mapping) else None
+        answer = answer.text if isinstance(answer, BaseMessage) else answer
         failed = AttributionResult.failed(
             error, run_id=run_id, method=settings.method_instance.name, budget=settings.budget
         )
+        if isinstance(answer, str):  # the answer it could not check, as the chain gave it
+            failed = replace(failed, response=answer)
         if self.runs.gate is not None:
             failed = replace(failed, groundedness=self.runs.gate.judge(failed))
         self.runs.record(None, failed)
         logger.warning("camab: cannot attribute this input: %s", error)
-        return self._output(input, Attachment.of(failed, []).answer, summary)
+        context = input.get(self.context_key) if isinstance(input, Mapping) else None
+        if not (_single(context) or isinstance(context, (list, tuple))):
+            return self._output(input, Attachment.of(failed, []).answer, summary)
+        # its documents say so too: a retriever's reused Documents kept the last run's "ok"
+        documents = list(context) if isinstance(context, (list, tuple)) else [context]
+        call = StepCall(run_id, documents, ProgressRelay(None, None, run_id))
+        call.finish(failed)
+        return self._output(input, call.attachment.answer, summary, call)
 
     def _output(
         self, input: object, data: dict[str, Any], summary: bool, call: StepCall | None = None

@@ -150,3 +150,22 @@ def test_streamed_documents_get_the_entries_and_chunks_add_up() -> None:
     merged = added(added(None, {"answer": "Par", "n": [1]}), {"answer": "is", "k": object()})
     assert merged["answer"] == "Paris" and merged["n"] == [1] and "k" in merged
     assert added(1, "x") == "x"  # not addable: the newer value
+
+
+def test_a_failed_run_marks_its_documents_not_the_last_runs_entries() -> None:
+    """A retriever that hands back the same Documents kept the last run's ``"ok"`` entry on
+    each after a failed step (fresh-user review 24): they now say the run failed."""
+    stale = {"status": "ok", "score": 0.058, "rank": 1}
+    docs = [Document(d.page_content, metadata={"attribution": stale}) for d in DOCS]
+    failed = step().invoke({"context": docs, "answer": AIMessage("Paris.")})  # no question
+    assert failed["attribution"]["status"] == "error"
+    assert [d.metadata["attribution"]["status"] for d in failed["context"]] == ["error"] * 2
+    assert "no question" in failed["context"][0].metadata["attribution"]["error"]
+    gate = GroundednessFilter(mode="block", fallback="I cannot say.")
+    blocked = step(groundedness=gate).invoke({"context": docs, "answer": "Paris."})
+    assert blocked["answer"] == "I cannot say."  # fails closed, and keeps what it hid
+    assert blocked["attribution"]["groundedness"]["original_answer"] == "Paris."
+    one = step().invoke({"context": docs[0], "answer": "Paris."})["context"]
+    assert one.metadata["attribution"]["status"] == "error"  # a single document stays one
+    summary(step()).invoke({"context": docs, "answer": "Paris."})  # entries in place
+    assert [d.metadata["attribution"]["status"] for d in docs] == ["error"] * 2
