@@ -184,7 +184,17 @@ def attribution_steps(
         )
         return replace(result, groundedness=verdict)
 
-    return (yield from bounded(judged(), settings.deadline_s))
+    try:
+        return (yield from bounded(judged(), settings.deadline_s))
+    except InputError as error:
+        if "more than the model's limit" not in str(error) or not documents:
+            raise
+        longest = max(range(len(documents)), key=lambda i: len(documents[i].text))
+        size = len(documents[longest].text)
+        raise InputError(
+            f"{error}: the longest document is context[{longest}] ({size:,} characters); "
+            "split long documents into chunks (a text splitter) or pass fewer"
+        ) from error
 
 
 def attribute_fn(

@@ -263,3 +263,16 @@ def test_one_document_by_chunk_warns_that_it_can_say_little():
         warnings.simplefilter("error", AttributionWarning)
         attribute("Capital?", joined, "Paris", KeywordScorer(), granularity="sentence")
         attribute("Capital?", joined.split("\n\n"), "Paris", KeywordScorer(), granularity="chunk")
+
+
+def test_a_document_too_long_for_the_model_is_named_with_the_fix(smollm2_scorer, monkeypatch):
+    """A 2 MB document's error named the token count, not the document nor what to do
+    (fresh-user review 24)."""
+    monkeypatch.setattr(smollm2_scorer, "max_length", 300)  # the embedded model's, made small
+    docs = ["Opening hours: 9 am to 5 pm.", "Kennels. " + "A kennel keeps a dog dry. " * 80]
+    with pytest.raises(InputError) as raised:
+        attribute("When do you open?", docs, "At 9 am.", smollm2_scorer, budget=4)
+    message = str(raised.value)
+    assert "more than the model's limit 300" in message
+    assert f"the longest document is context[1] ({len(docs[1]):,} characters)" in message
+    assert "split long documents into chunks" in message
