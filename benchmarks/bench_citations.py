@@ -425,7 +425,7 @@ def report(model: str, n: int) -> str:
             *later,
             "**How a document's support for a sentence is read from its passages** (the "
             "shipped rule otherwise): until session 21 it was the sum of its passages' "
-            "scores, so a long document's small lifts (ten sentences of a doubles draw) "
+            "scores, so a long document's small lifts (the sentences of a doubles draw) "
             "outweighed the one passage of a short document stating the answer; now it is "
             "its best passage's score. Not pristine: the change came from reading the dev "
             "rows added since the choice, and the four readings tried (sum, best passage, "
