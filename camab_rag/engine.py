@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded
-from camab_rag.errors import InputError, warn_caller
+from camab_rag.errors import ContextTooLongError, InputError, warn_caller
 from camab_rag.groundedness.anchors import oracle_anchor_steps
 from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Method
@@ -186,12 +186,12 @@ def attribution_steps(
 
     try:
         return (yield from bounded(judged(), settings.deadline_s))
-    except InputError as error:
-        if "more than the model's limit" not in str(error) or not documents:
+    except ContextTooLongError as error:
+        if not documents:
             raise
         longest = max(range(len(documents)), key=lambda i: len(documents[i].text))
         size = len(documents[longest].text)
-        raise InputError(
+        raise ContextTooLongError(
             f"{error}: the longest document is context[{longest}] ({size:,} characters); "
             "split long documents into chunks (a text splitter) or pass fewer"
         ) from error

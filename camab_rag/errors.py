@@ -122,5 +122,10 @@ class CannotScoreError(_Reason, ScorerError):
     """The model cannot score a given text at all (a hosted chat API): a proxy scorer can."""
 
 
+class ContextTooLongError(InputError):
+    """A request is longer than the model's context: the attribution names the longest
+    document and how to shorten it; a retry fails the same."""
+
+
 class NoContextError(InputError):
     """No retrieved context reached the model: results have ``status="no_context"``."""

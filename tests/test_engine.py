@@ -6,7 +6,7 @@ from fakes import FailingScorer, KeywordScorer
 
 import camab_rag
 from camab_rag import AttributionResult, AttributionSettings, aattribute, attribute
-from camab_rag.errors import InputError
+from camab_rag.errors import ContextTooLongError, InputError
 from camab_rag.methods import Camab
 from camab_rag.scorers.base import ResponseLogprobs
 
@@ -270,7 +270,7 @@ def test_a_document_too_long_for_the_model_is_named_with_the_fix(smollm2_scorer,
     (fresh-user review 24)."""
     monkeypatch.setattr(smollm2_scorer, "max_length", 300)  # the embedded model's, made small
     docs = ["Opening hours: 9 am to 5 pm.", "Kennels. " + "A kennel keeps a dog dry. " * 80]
-    with pytest.raises(InputError) as raised:
+    with pytest.raises(ContextTooLongError) as raised:  # an InputError: never retried
         attribute("When do you open?", docs, "At 9 am.", smollm2_scorer, budget=4)
     message = str(raised.value)
     assert "more than the model's limit 300" in message

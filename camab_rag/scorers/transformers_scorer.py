@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from camab_rag.errors import InputError, ScorerError
+from camab_rag.errors import ContextTooLongError, InputError, ScorerError
 from camab_rag.scorers.base import (
     BaseScorer,
     Prompt,
@@ -274,7 +274,7 @@ class TransformersScorer(BaseScorer):
         encoded = self._encoder.encode(requests)
         total = max((len(e.prompt_ids) + len(e.response_ids) for e in encoded), default=0)
         if self.max_length and total > self.max_length:
-            raise InputError(
+            raise ContextTooLongError(
                 f"a request has {total} tokens, more than the model's limit {self.max_length}"
             )
         with self._lock:

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 import httpx
 import numpy as np
 
-from camab_rag.errors import CannotScoreError, InputError, ScorerError, TransientScorerError
+from camab_rag.errors import (
+    CannotScoreError,
+    ContextTooLongError,
+    InputError,
+    ScorerError,
+    TransientScorerError,
+)
 from camab_rag.scorers.base import ResponseLogprobs
 
 if TYPE_CHECKING:
@@ -149,15 +155,17 @@ class ApiCall:
 _CONTEXT = re.compile(r"maximum context length is (\d+) tokens\D*?(at least )?(\d+)")
 
 
-def context_too_long(message: str) -> InputError | None:
+def context_too_long(message: str) -> ContextTooLongError | None:
     """The input error for a server's "maximum context length" refusal, else ``None``."""
     if found := _CONTEXT.search(message):
         limit, at_least, total = found.groups()
-        return InputError(
+        return ContextTooLongError(
             f"a request has {at_least or ''}{total} tokens, more than the model's limit {limit}"
         )
     if "max_tokens must be at least 1, got 0" in message:  # vLLM: the prompt fills the context
-        return InputError("a request and the token to generate are more than the model's limit")
+        return ContextTooLongError(
+            "a request and the token to generate are more than the model's limit"
+        )
     return None
 
 
