@@ -293,10 +293,10 @@ def choose_sources(
     every = set.intersection(*held) if len(held) > 1 else set()
     common = {key for key in every if key in found and not found[key]}
     common |= {key for key, value in found.items() if value and not is_number(value)}
-    rest = dict.fromkeys(wanted - set(score_words(" ".join(found))), "")
-    if found and common >= set(found) and any(rest_held := holds_of(rest)):
-        # only names every unit holds ("Dr Priya Shah ... neutering"): its other words decide
-        found, common, keys, held = {}, set(), rest, rest_held
+    if found and common >= set(found):  # only names every unit holds ("Dr Priya Shah ..."):
+        rest = dict.fromkeys(wanted - set(score_words(" ".join(found))), "")
+        if any(rest_held := holds_of(rest)):  # its other words ("neutering") decide
+            found, common, keys, held = {}, set(), rest, rest_held
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)

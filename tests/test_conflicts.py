@@ -435,14 +435,7 @@ def test_a_page_stating_the_opposite_of_an_answer_word_disputes_it() -> None:
     pets = "Cats are allowed with consent. Dogs are not permitted in flats above the ground floor."
     run = "Our team ran the Brighton 10K and raised £2,340."
     answer = "Dogs are allowed in all flats."
-    docs = [pets, run]
-    result = AttributionResult(
-        scores=np.array([0.9, 0.1]),
-        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
-        question="Can I have a dog?",
-        response=answer,
-        n_documents=2,
-    )
+    result = _over([pets, run], "Can I have a dog?", answer)
     assert disputes(result) == {0: ["allowed"]}
     agreed = replace(result, response="Dogs are not allowed above the ground floor.")
     assert disputes(agreed) == {}

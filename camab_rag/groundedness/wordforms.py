@@ -130,7 +130,8 @@ DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[
 _SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
 EXCEPTIONS = _set("except exception unless only apart besides")
 """Words after which a negated clause states both values ("not ... except guide dogs")."""
-UNIT_FORMS = frozenset(UNITS.values()) | _set("hour day week month year night min")
+_TIME_UNITS = _set("min hour day night week month year")
+UNIT_FORMS = frozenset(UNITS.values()) | _TIME_UNITS
 """The forms read as a number's unit before any other word after it ("4 free hours")."""
 RATE_WORDS = _set("per an a every each")
 LESS_WORDS = _set("before earlier under below less fewer within lower shorter cheaper until")
@@ -725,9 +726,6 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
-
-
-_TIME_UNITS = _set("min hour day night week month year")
 
 
 def _kind(unit: str) -> str:

@@ -143,7 +143,7 @@ class MicroBatcher:
         later, from the event loop, after the next call was already taken)."""
         clock = batch[0].clock
         mine = [p for p in self._queue if clock is not None and p.clock is clock]
-        self._queue = [p for p in self._queue if all(p is not m for m in mine)]
+        self._queue = [p for p in self._queue if clock is None or p.clock is not clock]
         for p in [*batch, *mine]:
             _settle(p, exc)
 
