@@ -12,6 +12,7 @@ model (resumable), ``report`` replays every fit.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import time
@@ -59,7 +60,12 @@ from camab_rag.scorers.base import ScoreRequest
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 REWARDS = RESULTS / "rewards"
-STEMS = ("hotpotqa_smollm2", "hotpotqa_qwen2.5-0.5b", "cnn_dailymail_smollm2")
+STEMS = (
+    "hotpotqa_smollm2",
+    "hotpotqa_qwen2.5-0.5b",
+    "cnn_dailymail_smollm2",
+    "cnn_dailymail_qwen2.5-0.5b",
+)
 HEADLINE_STEMS = ("hotpotqa_smollm2", "cnn_dailymail_smollm2")
 """The files BENCHMARKS.md's headline rows come from (each with its short answers)."""
 BUDGETS = (8, 16, 32, 64)
@@ -144,7 +150,7 @@ def cases(stem: str, shape: str = "model") -> list[Case]:
     records = [
         r
         for r in read_results(RESULTS / f"{stem}.jsonl")
-        if r.get("status") == "ok" and r["id"] in with_auto
+        if r.get("status") == "ok" and (r["id"] in with_auto or not r.get("methods"))
     ]
     if not records:
         return []
@@ -225,7 +231,7 @@ def fits_of(
             found[(method, str(b))] = Fit(scores, len({row.tobytes() for row in masks}), masks)
     if only is not None:
         return found
-    if case.shape == "model":
+    if stored_run(case):
         fit("loo", n + 1, "own")
     empty = np.zeros((0, n), dtype=bool)
     random = attribute_fn(
@@ -260,9 +266,16 @@ def variant(switches: dict[str, Any]) -> Auto:
     )
 
 
+def stored_run(case: Case) -> bool:
+    """Whether an example comes from a stored run (its ContextCite-style design held out,
+    budgets up to 64, leave-one-out), rather than a short answer or an answer of
+    ``lds answers`` (budgets 8 and 16, held-out draws of its own)."""
+    return bool(case.record.get("methods"))
+
+
 def budgets_of(case: Case) -> tuple[int, ...]:
     """The budgets an example's methods are fitted at."""
-    return BUDGETS if case.shape == "model" else SHORT_BUDGETS
+    return BUDGETS if stored_run(case) else SHORT_BUDGETS
 
 
 def _groups(case: Case) -> list[int]:
@@ -433,7 +446,7 @@ def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
 def finished_keys(case: Case) -> list[tuple[str, str]]:
     """The fits a finished example has (a short answer has no 32, 64 or leave-one-out)."""
     keys = [(m, str(b)) for m in ("auto", ADAPTIVE, *ANYTIME) for b in budgets_of(case)]
-    own = [("loo", "own")] if case.shape == "model" else []
+    own = [("loo", "own")] if stored_run(case) else []
     return [*keys, *own, ("random", "0"), ("lexical", "0")]
 
 
@@ -465,6 +478,7 @@ def section(
     sizes: list[dict[str, int]],
     skipped: int,
     shape: str = "model",
+    generated: tuple[str, str] | None = None,
 ) -> str:
     model = stem.split("_")[-1]
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
@@ -479,6 +493,20 @@ def section(
             "first 16 draws. Priced with `nice -n 10 .venv/bin/python -m benchmarks lds "
             f"run --results {stem} --shape {shape} --also "
             f"{'sentence' if shape == 'span' else 'span'} --phases "
+            "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
+            "",
+        ]
+    elif generated:
+        source, model_name = generated
+        lines += [
+            f"The examples of {source}, each answered by this model itself (greedy, the "
+            "same prompt over the full context, written by `.venv/bin/python -m benchmarks "
+            f"lds answers --source {source} --model {model_name} --n K`); budgets 8 and 16 "
+            "only (CPU time allowed no more), the anytime peers run once at 16 calls and "
+            "read at 8 from the prefix, no leave-one-out; the Bernoulli ½ held-out subsets "
+            "are 16 draws from a seed of their own (no stored design to take them from), "
+            "keep 1-4 and remove 2-5 the first 16 draws. Priced with `nice -n 10 "
+            f".venv/bin/python -m benchmarks lds run --results {stem} --phases "
             "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
             "",
         ]
@@ -631,6 +659,37 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
     return rows
 
 
+def answers_command(args: argparse.Namespace) -> None:
+    """The examples of a stored run answered by another model (greedy, the run's own
+    prompt over the full context), appended to ``results/<dataset>_<model>.jsonl`` for
+    ``lds run`` to price; resumable."""
+    from camab_rag.scorers import TransformersScorer
+
+    source = [r for r in read_results(RESULTS / f"{args.source}.jsonl") if r.get("status") == "ok"]
+    dataset = str(source[0]["dataset"])
+    target = RESULTS / f"{dataset}_{args.model}.jsonl"
+    done = {r["id"] for r in read_results(target)}
+    todo = [r for r in source if r["id"] not in done][: max(0, args.n - len(done))]
+    by_id = examples_by_id(source)
+    scorer = TransformersScorer(args.model, batch_size=1, num_threads=args.threads)
+    for record in todo:
+        started = time.perf_counter()
+        example = by_id[record["id"]]
+        builder = make_builder(example)
+        prompt = builder.build(np.ones(len(builder.segments), dtype=bool))
+        response = scorer.generate([prompt], max_new_tokens=args.max_new_tokens)[0].strip()
+        keep = ("id", "dataset", "seed", "language", "task", "question", "n_segments", "gold")
+        row = {key: record[key] for key in keep if key in record}
+        row |= {"model": args.model, "answers": record.get("answers", []), "response": response}
+        row |= {"methods": {}, "full_logprob": None, "status": "ok"}
+        row |= {"answered": {"source": args.source, "model": args.model}}
+        with target.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(row) + "\n")
+        print(
+            f"{record['id']}: {time.perf_counter() - started:.0f} s, {response[:80]!r}", flush=True
+        )
+
+
 def report_command(args: argparse.Namespace) -> None:
     body = []
     headlines: list[list[str]] = []
@@ -648,7 +707,9 @@ def report_command(args: argparse.Namespace) -> None:
                 table.append(cells)
                 sizes.append(size)
                 skipped += not set(finished_keys(case)) <= set(cells)
-            text = section(stem, table, sizes, skipped, shape)
+            answered = found[0].record.get("answered")
+            generated = (answered["source"], answered["model"]) if answered else None
+            text = section(stem, table, sizes, skipped, shape, generated)
             if stem in HEADLINE_STEMS:
                 headlines += headline_rows(stem, table, shape)
             body.append(text)
@@ -714,12 +775,21 @@ def main() -> None:
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=1000)
     run_parser.add_argument("--threads", type=int, default=1)
+    answers_parser = sub.add_parser(
+        "answers", help="a stored run's examples, another model's answers"
+    )
+    answers_parser.add_argument("--source", default="cnn_dailymail_smollm2")
+    answers_parser.add_argument("--model", default="qwen2.5-0.5b")
+    answers_parser.add_argument("--n", type=int, default=12, help="examples in all")
+    answers_parser.add_argument("--max-new-tokens", type=int, default=128)
+    answers_parser.add_argument("--threads", type=int, default=2)
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
     report_parser.add_argument("--results-list", nargs="+", default=list(STEMS))
     report_parser.add_argument("--no-write", dest="write", action="store_false")
     args = parser.parse_args()
     logging.getLogger("camab_rag").setLevel(logging.ERROR)  # the random baseline's warning
-    {"run": run_command, "report": report_command}[args.command](args)
+    commands = {"run": run_command, "answers": answers_command, "report": report_command}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

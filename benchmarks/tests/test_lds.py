@@ -180,12 +180,17 @@ def test_store_keeps_the_first_value_rounded_and_notes_a_second(tmp_path: Path) 
 # ---------------------------------------------------------------------- camab bench
 def test_a_short_answer_is_finished_without_the_budgets_it_never_runs() -> None:
     """The report's 'Not finished' flag: a short answer (8 and 16 calls, no leave-one-out)
-    is finished when those fits replay; the model's answer needs 32, 64 and N + 1 too."""
+    is finished when those fits replay, and so is another model's answer to a stored run's
+    example (``lds answers``, no stored design); the stored run's answer needs 32, 64 and
+    N + 1 too."""
     from benchmarks.bench_lds import Case, finished_keys
 
-    short = Case("test", {"id": "s", "n_segments": 40, "shape": "span"}, None)  # type: ignore[arg-type]
-    model = Case("test", {"id": "m", "n_segments": 40}, None)  # type: ignore[arg-type]
+    short = Case("test", {"id": "s", "n_segments": 40, "shape": "span", "methods": {}}, None)  # type: ignore[arg-type]
+    answered = Case("test", {"id": "a", "n_segments": 40, "methods": {}}, None)  # type: ignore[arg-type]
+    stored: dict[str, object] = {"contextcite": {"masks": []}}
+    model = Case("test", {"id": "m", "n_segments": 40, "methods": stored}, None)  # type: ignore[arg-type]
     assert {b for _, b in finished_keys(short)} == {"8", "16", "0"}
     assert len(finished_keys(short)) == 5 * 2 + 2  # auto, auto before, 3 peers
+    assert finished_keys(answered) == finished_keys(short)
     assert ("loo", "own") in finished_keys(model) and ("auto", "64") in finished_keys(model)
     assert len(finished_keys(model)) == 5 * 4 + 3

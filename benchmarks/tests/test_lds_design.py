@@ -130,3 +130,21 @@ def test_several_documents_read_the_prior_only_for_short_answers_under_the_cut()
     assert lds_design._several_key(short, 16, 2, 1.0) == (lds_design.FLAT_LEXICAL, "16")
     assert lds_design._several_key(short, 41, 2, 1.0) == ("auto-no-lexical", "41")
     assert lds_design._several_key(long_, 16, 2, 1.0) == ("auto-no-lexical", "16")
+
+
+def test_a_file_priced_after_the_choice_is_read_on_all_rows_alone() -> None:
+    """A file of :data:`lds_design.FRESH` has no dev rows: the target table reads it on all
+    its rows (no 'other half' of a choice it never entered), with the best peer's gap."""
+    found = [case(20, 1, "f1"), case(20, 1, "f2")]
+    rule = shipped_rule()
+    table = []
+    for c, (ours, peer) in zip(found, [(0.8, 0.5), (0.6, 0.7)]):
+        cells: Cells = {("auto", "8"): {"lds_bernoulli": ours}}
+        cells[("contextcite", "8")] = {"lds_bernoulli": peer}
+        cells[(rule.key(c, 8), "8")] = {"lds_bernoulli": ours}
+        cells[("auto-adaptive", "8")] = {"lds_bernoulli": 0.0}
+        table.append(cells)
+    text = lds_design.target_table({"fresh": ([], [])}, {"fresh": (found, table)}, rule)
+    rows = [line for line in text.splitlines() if line.startswith("| fresh")]
+    assert len(rows) == 1 and "| all | 8 | LDS, Bernoulli ½ | 2 |" in rows[0]
+    assert "ContextCite-style 0.600 | +0.100 | yes" in rows[0]
