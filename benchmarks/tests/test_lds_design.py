@@ -133,8 +133,9 @@ def test_several_documents_read_the_prior_only_for_short_answers_under_the_cut()
 
 
 def test_a_file_priced_after_the_choice_is_read_on_all_rows_alone() -> None:
-    """A file of :data:`lds_design.FRESH` has no dev rows: the target table reads it on all
-    its rows (no 'other half' of a choice it never entered), with the best peer's gap."""
+    """A file outside :data:`lds_design.DEV_ROWS` has no dev rows: the target table reads it
+    on all its rows (no 'other half' of a choice it never entered), with the best peer's
+    gap."""
     found = [case(20, 1, "f1"), case(20, 1, "f2")]
     rule = shipped_rule()
     table = []
