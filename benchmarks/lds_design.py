@@ -316,7 +316,7 @@ ABOVE = (*CUTS, math.inf)
 
 
 MIN_RULE_ROWS = 8
-"""The fewest examples a file needs to enter the rule's search (4 dev rows): a file is
+"""The fewest examples a file needed to enter the rule's search (4 dev rows): a file is
 one term of the objective whatever its size, and one row is mostly noise."""
 
 DEV_ROWS = {
@@ -596,7 +596,7 @@ def report_command(args: argparse.Namespace) -> None:
         heldout_table(),
         "",
     ]
-    searched = [s for s in dev if dev[s][0] and len(every[s][0]) >= MIN_RULE_ROWS]
+    searched = [s for s in dev if 2 * len(dev[s][0]) >= MIN_RULE_ROWS]  # as at the choice
     scored = search({stem: dev[stem] for stem in searched})
     best_score, best = max(scored, key=lambda pair: pair[0])
     dev_arrays = [_arrays(*dev[stem]) for stem in searched]
@@ -621,7 +621,7 @@ def report_command(args: argparse.Namespace) -> None:
         "### The rule, chosen on the dev rows",
         "",
         "Mean over files (of at least "
-        f"{MIN_RULE_ROWS} examples: {', '.join(searched)}), budgets and the two LDS "
+        f"{MIN_RULE_ROWS} examples at the choice: {', '.join(searched)}), budgets and the two LDS "
         "samples (Bernoulli ½, keep 1-4) of the mean over the first half of each file "
         "when the rule was chosen ('dev'; the rest beside it as the other half), for "
         f"``auto`` under each of {len(scored)} rules: "
