@@ -472,6 +472,23 @@ def _name(key: tuple[str, str]) -> str:
     return f"{LABELS[method]}@{label}"
 
 
+_SHORT_PROTOCOL = (
+    "the anytime peers run once at 16 calls and read at 8 from the prefix, no "
+    "leave-one-out; the Bernoulli ½ held-out subsets are 16 draws from a seed of their own "
+    "(no stored design to take them from), keep 1-4 and remove 2-5 the first 16 draws."
+)
+"""The protocol of a file priced at 8 and 16 calls only (no stored run), as the report says it."""
+
+
+def _priced_with(results: str) -> str:
+    """The command that priced such a file (``results``: its ``--results`` and shape flags)."""
+    return (
+        f"Priced with `nice -n 10 .venv/bin/python -m benchmarks lds run --results {results} "
+        "--phases core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K "
+        "--n 1`."
+    )
+
+
 def section(
     stem: str,
     table: list[Cells],
@@ -484,16 +501,11 @@ def section(
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
     lines = [f"### {name}: {len(table)} examples ({MODEL_NAMES.get(model, model)})", ""]
     if shape != "model":
+        other = "sentence" if shape == "span" else "span"
         lines += [
             "The same examples and contexts, the answer replaced by a short gold one (the "
-            "first rows of the file, as far as CPU time allowed); budgets 8 and 16 only, the "
-            "anytime peers run once at 16 calls and read at 8 from the prefix, no "
-            "leave-one-out; the Bernoulli ½ held-out subsets are 16 draws from a seed of "
-            "their own (no stored design to take them from), keep 1-4 and remove 2-5 the "
-            "first 16 draws. Priced with `nice -n 10 .venv/bin/python -m benchmarks lds "
-            f"run --results {stem} --shape {shape} --also "
-            f"{'sentence' if shape == 'span' else 'span'} --phases "
-            "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
+            "first rows of the file, as far as CPU time allowed); budgets 8 and 16 only, "
+            f"{_SHORT_PROTOCOL} {_priced_with(f'{stem} --shape {shape} --also {other}')}",
             "",
         ]
     elif generated:
@@ -502,12 +514,7 @@ def section(
             f"The examples of {source}, each answered by this model itself (greedy, the "
             "same prompt over the full context, written by `.venv/bin/python -m benchmarks "
             f"lds answers --source {source} --model {model_name} --n K`); budgets 8 and 16 "
-            "only (CPU time allowed no more), the anytime peers run once at 16 calls and "
-            "read at 8 from the prefix, no leave-one-out; the Bernoulli ½ held-out subsets "
-            "are 16 draws from a seed of their own (no stored design to take them from), "
-            "keep 1-4 and remove 2-5 the first 16 draws. Priced with `nice -n 10 "
-            f".venv/bin/python -m benchmarks lds run --results {stem} --phases "
-            "core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K --n 1`.",
+            f"only (CPU time allowed no more), {_SHORT_PROTOCOL} {_priced_with(stem)}",
             "",
         ]
     if skipped:
