@@ -69,8 +69,6 @@ STEMS = (
 HEADLINE_STEMS = ("hotpotqa_smollm2", "cnn_dailymail_smollm2")
 """The files BENCHMARKS.md's headline rows come from (each with its short answers)."""
 BUDGETS = (8, 16, 32, 64)
-SHORT_BUDGETS = (8, 16)
-"""The short answers' budgets (CPU time allowed no more; no leave-one-out)."""
 ANYTIME = ("camab", "contextcite", "kernelshap")
 METHODS = ("auto", *ANYTIME, "loo", "random", "lexical")
 DROP_KS = (1, 3)
@@ -183,14 +181,17 @@ def fits_of(
     reward: PricedReward,
     partial: bool = False,
     only: tuple[str, ...] | None = None,
+    budgets: tuple[int, ...] | None = None,
+    ablations: bool = True,
 ) -> dict[tuple[str, str], Fit]:
     """Every (method, budget label) fit of one example, with its rewards from ``reward``
     (which raises :class:`Unpriced` in a replay that lacks a subset; with ``partial`` the
     fits that need such a subset are left out instead); with ``only``, just those methods
-    (``auto`` also brings its pre-issue-51 design)."""
+    (``auto`` also brings its ablations, unless not ``ablations``); with ``budgets``, at
+    those only."""
     n, seed = case.n, int(case.record["seed"])
     groups = _groups(case)
-    budgets = budgets_of(case)
+    budgets = budgets_of(case) if budgets is None else budgets
     found: dict[tuple[str, str], Fit] = {}
 
     def fit(
@@ -216,15 +217,20 @@ def fits_of(
     for b in budgets:  # auto as attribute() runs it: the answer's lexical scores at hand
         words = len(str(case.record["response"]).split())
         fit(Auto().with_lexical(lexical, words), b, str(b), "auto", groups=groups)
-        fit("auto", b, str(b), NO_LEXICAL, groups=groups)
-        fit(variant({}), b, str(b), ADAPTIVE, groups=groups)
+        if ablations:
+            fit("auto", b, str(b), NO_LEXICAL, groups=groups)
+            fit(variant({}), b, str(b), ADAPTIVE, groups=groups)
     for method in ANYTIME if only is None else [m for m in ANYTIME if m in only]:
         if 2**n <= max(budgets):  # a smaller budget would not enumerate: run each
             for b in budgets:
                 fit(method, b, str(b))
             continue
-        whole = fit(method, max(budgets), None)
-        for b in budgets if whole is not None else ():  # refit on the first b evaluations
+        runs = (fit(method, top, None) for top in sorted(budgets, reverse=True))
+        whole = next((run for run in runs if run is not None), None)  # the longest priced
+        if whole is None:
+            continue
+        for b in [b for b in budgets if b <= whole.budget]:
+            # refit on the first b evaluations (a longer run's prefix is the shorter run)
             masks, rewards = whole.masks[:b], whole.rewards[:b]
             fitted = method_from_config(whole.method, whole.method_config)
             scores = fitted.fit(masks, rewards, whole.seed)
@@ -268,14 +274,15 @@ def variant(switches: dict[str, Any]) -> Auto:
 
 def stored_run(case: Case) -> bool:
     """Whether an example comes from a stored run (its ContextCite-style design held out,
-    budgets up to 64, leave-one-out), rather than a short answer or an answer of
-    ``lds answers`` (budgets 8 and 16, held-out draws of its own)."""
+    leave-one-out), rather than a short answer or an answer of ``lds answers`` (held-out
+    draws of its own, no leave-one-out)."""
     return bool(case.record.get("methods"))
 
 
 def budgets_of(case: Case) -> tuple[int, ...]:
-    """The budgets an example's methods are fitted at."""
-    return BUDGETS if stored_run(case) else SHORT_BUDGETS
+    """The budgets an example's methods are fitted at (all of them; a replay reads the
+    ones priced so far)."""
+    return BUDGETS
 
 
 def _groups(case: Case) -> list[int]:
@@ -348,16 +355,18 @@ def run_command(args: argparse.Namespace) -> None:
             priced = PricedReward(store, case.id, pricing.for_case(case, companions))
             if phase == "fits":
                 priced(np.ones(case.n, dtype=bool))
-                fits_of(case, priced)
+                fits_of(case, priced, budgets=args.budgets, ablations=args.ablations)
             elif phase == "core":  # auto (now and before) and ContextCite-style first
                 priced(np.ones(case.n, dtype=bool))
-                fits_of(case, priced, only=("contextcite",))
-            elif phase == "drops":
-                try:
-                    fits = fits_of(case, PricedReward(store, case.id))
-                except Unpriced:
-                    print(f"{case.id}: fits not priced yet, skipped", flush=True)
-                    continue
+                fits_of(
+                    case,
+                    priced,
+                    only=("contextcite",),
+                    budgets=args.budgets,
+                    ablations=args.ablations,
+                )
+            elif phase == "drops":  # those of the fits priced so far
+                fits = fits_of(case, PricedReward(store, case.id), partial=True)
                 for fit in fits.values():
                     priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
             elif phase in (*SIZED, "bernoulli"):
@@ -444,8 +453,9 @@ def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
 
 
 def finished_keys(case: Case) -> list[tuple[str, str]]:
-    """The fits a finished example has (a short answer has no 32, 64 or leave-one-out)."""
-    keys = [(m, str(b)) for m in ("auto", ADAPTIVE, *ANYTIME) for b in budgets_of(case)]
+    """The fits a finished example has (an example with no stored run has no
+    leave-one-out; auto's ablation rows are not required)."""
+    keys = [(m, str(b)) for m in ("auto", *ANYTIME) for b in budgets_of(case)]
     own = [("loo", "own")] if stored_run(case) else []
     return [*keys, *own, ("random", "0"), ("lexical", "0")]
 
@@ -473,19 +483,24 @@ def _name(key: tuple[str, str]) -> str:
 
 
 _SHORT_PROTOCOL = (
-    "the anytime peers run once at 16 calls and read at 8 from the prefix, no "
-    "leave-one-out; the Bernoulli ½ held-out subsets are 16 draws from a seed of their own "
-    "(no stored design to take them from), keep 1-4 and remove 2-5 the first 16 draws."
+    "the anytime peers run once at the largest budget priced and are read at the smaller "
+    "ones from its prefix, no leave-one-out; the Bernoulli ½ held-out subsets are 16 draws "
+    "from a seed of their own (no stored design to take them from), keep 1-4 and remove "
+    "2-5 the first 16 draws."
 )
-"""The protocol of a file priced at 8 and 16 calls only (no stored run), as the report says it."""
+"""The protocol of a file with no stored run, as the report says it."""
 
 
 def _priced_with(results: str) -> str:
-    """The command that priced such a file (``results``: its ``--results`` and shape flags)."""
+    """The commands that priced such a file (``results``: its ``--results`` and shape
+    flags): 8 and 16 calls with the held-out draws and auto's ablations, then 32 and 64."""
+    command = f"nice -n 10 .venv/bin/python -m benchmarks lds run --results {results}"
     return (
-        f"Priced with `nice -n 10 .venv/bin/python -m benchmarks lds run --results {results} "
-        "--phases core,bernoulli,keep,fits,drops,removal --held-out 16 --threads 1 --offset K "
-        "--n 1`."
+        f"Priced with `{command} --phases core,bernoulli,keep,fits,drops,removal --held-out 16 "
+        "--budgets 8,16 --threads 1 --offset K --n 1`, then auto and the peers at 32 and 64 "
+        f"calls (no ablation rows) with `{command} --phases fits,drops --budgets 8,16,32 "
+        "--no-ablations --threads 1 --offset K --n 1` and the same with `--budgets "
+        "8,16,32,64`, as far as CPU time allowed (column 'examples')."
     )
 
 
@@ -504,7 +519,7 @@ def section(
         other = "sentence" if shape == "span" else "span"
         lines += [
             "The same examples and contexts, the answer replaced by a short gold one (the "
-            "first rows of the file, as far as CPU time allowed); budgets 8 and 16 only, "
+            "first rows of the file, as far as CPU time allowed); "
             f"{_SHORT_PROTOCOL} {_priced_with(f'{stem} --shape {shape} --also {other}')}",
             "",
         ]
@@ -513,8 +528,8 @@ def section(
         lines += [
             f"The examples of {source}, each answered by this model itself (greedy, the "
             "same prompt over the full context, written by `.venv/bin/python -m benchmarks "
-            f"lds answers --source {source} --model {model_name} --n K`); budgets 8 and 16 "
-            f"only (CPU time allowed no more), {_SHORT_PROTOCOL} {_priced_with(stem)}",
+            f"lds answers --source {source} --model {model_name} --n K`); "
+            f"{_SHORT_PROTOCOL} {_priced_with(stem)}",
             "",
         ]
     if skipped:
@@ -779,6 +794,15 @@ def main() -> None:
     default = ["fits", "drops", "keep", "removal"]
     run_parser.add_argument("--phases", type=_listed, default=default, help=phases)
     run_parser.add_argument("--held-out", type=int, default=HELD_OUT_COUNT, help="draws per kind")
+    run_parser.add_argument(
+        "--budgets", type=lambda t: tuple(int(b) for b in _listed(t)), default=BUDGETS
+    )
+    run_parser.add_argument(
+        "--no-ablations",
+        dest="ablations",
+        action="store_false",
+        help="auto and the peers only (not auto's ablation rows)",
+    )
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=1000)
     run_parser.add_argument("--threads", type=int, default=1)

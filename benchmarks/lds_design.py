@@ -370,18 +370,29 @@ def target_table(
         for rows_name, (found, table) in [*halves, ("all", every)]:
             for b in BUDGETS:
                 for metric, title in METRICS:
-                    ours = _values([t.get(("auto", str(b)), {}) for t in table], metric)
-                    picked = [t.get((rule.key(c, b), str(b)), {}) for c, t in zip(found, table)]
+                    both = [  # the examples with auto's and every peer's cell (pairs)
+                        (c, t)
+                        for c, t in zip(found, table)
+                        if all(metric in t.get((m, str(b)), {}) for m in ("auto", *ANYTIME))
+                    ]
+                    if not both:
+                        continue
+                    paired_found, paired = [c for c, _ in both], [t for _, t in both]
+                    ours = _values([t.get(("auto", str(b)), {}) for t in paired], metric)
+                    picked = [
+                        t.get((rule.key(c, b), str(b)), {}) for c, t in zip(paired_found, paired)
+                    ]
                     bare = _values(picked, metric)
-                    old = _values([t.get((ADAPTIVE, str(b)), {}) for t in table], metric)
+                    old = _values([t.get((ADAPTIVE, str(b)), {}) for t in paired], metric)
                     peers = {
-                        m: _values([t.get((m, str(b)), {}) for t in table], metric) for m in ANYTIME
+                        m: _values([t.get((m, str(b)), {}) for t in paired], metric)
+                        for m in ANYTIME
                     }
                     best = max(peers, key=lambda m: np.mean(peers[m]) if peers[m] else -9.0)
                     if not ours or not peers[best]:
                         continue
                     gap = float(np.mean(ours) - np.mean(peers[best]))
-                    means = [f"{np.mean(v):.3f}" for v in (ours, bare, old)]
+                    means = [f"{np.mean(v):.3f}" if v else "not priced" for v in (ours, bare, old)]
                     best_mean = f"{LABELS[best]} {np.mean(peers[best]):.3f}"
                     within = "yes" if gap >= -0.02 else "**no**"
                     rows.append([stem, rows_name, b, title, len(ours), *means, best_mean])

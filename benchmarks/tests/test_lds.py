@@ -178,19 +178,53 @@ def test_store_keeps_the_first_value_rounded_and_notes_a_second(tmp_path: Path) 
 
 
 # ---------------------------------------------------------------------- camab bench
-def test_a_short_answer_is_finished_without_the_budgets_it_never_runs() -> None:
-    """The report's 'Not finished' flag: a short answer (8 and 16 calls, no leave-one-out)
-    is finished when those fits replay, and so is another model's answer to a stored run's
-    example (``lds answers``, no stored design); the stored run's answer needs 32, 64 and
-    N + 1 too."""
+def test_an_answer_without_a_stored_run_is_finished_without_leave_one_out() -> None:
+    """The report's 'Not finished' flag: a short answer and another model's answer to a
+    stored run's example (``lds answers``, no stored design) need auto and the three peers
+    at 8, 16, 32 and 64 calls, not leave-one-out; the stored run's answer needs N + 1 too;
+    auto's ablation rows are never required."""
     from benchmarks.bench_lds import Case, finished_keys
 
     short = Case("test", {"id": "s", "n_segments": 40, "shape": "span", "methods": {}}, None)  # type: ignore[arg-type]
     answered = Case("test", {"id": "a", "n_segments": 40, "methods": {}}, None)  # type: ignore[arg-type]
     stored: dict[str, object] = {"contextcite": {"masks": []}}
     model = Case("test", {"id": "m", "n_segments": 40, "methods": stored}, None)  # type: ignore[arg-type]
-    assert {b for _, b in finished_keys(short)} == {"8", "16", "0"}
-    assert len(finished_keys(short)) == 5 * 2 + 2  # auto, auto before, 3 peers
+    assert {b for _, b in finished_keys(short)} == {"8", "16", "32", "64", "0"}
+    assert len(finished_keys(short)) == 4 * 4 + 2  # auto, 3 peers; random, lexical
     assert finished_keys(answered) == finished_keys(short)
-    assert ("loo", "own") in finished_keys(model) and ("auto", "64") in finished_keys(model)
-    assert len(finished_keys(model)) == 5 * 4 + 3
+    assert ("loo", "own") in finished_keys(model) and ("loo", "own") not in finished_keys(short)
+    assert len(finished_keys(model)) == 4 * 4 + 3
+    assert not any(m.startswith("auto-") for m, _ in finished_keys(model))
+
+
+def test_a_replay_reads_the_peers_from_the_longest_run_priced_so_far(tmp_path: Path) -> None:
+    """A file priced to 32 calls replays its peers at 8, 16 and 32 from the 32-call run (a
+    longer run's prefix is the shorter run), and leaves 64 out until it is priced."""
+    from benchmarks.bench_lds import Case, fits_of
+    from benchmarks.data import Example
+
+    texts = [f"Sentence {i} says {i}." for i in range(12)]
+    doc = " ".join(texts)
+    spans, start = [], 0
+    for text in texts:
+        spans.append((start, start + len(text)))
+        start += len(text) + 1
+    documents = [{"title": "A", "text": doc}, {"title": "B", "text": doc}]
+    example = Example("e", "What is it?", documents, [spans, spans], None, ["it"])
+    record = {"id": "e", "seed": 3, "n_segments": 24, "response": "It is 3.", "methods": {}}
+    case = Case("test", record, example)
+    store = RewardStore(tmp_path / "r.jsonl")
+    weights = np.linspace(-1.0, 1.0, case.n)
+
+    def price(mask: np.ndarray) -> tuple[float, list[float]]:
+        return float(weights @ mask) / case.n, [0.0]
+
+    priced = fits_of(case, PricedReward(store, "e", price), budgets=(8, 16, 32), ablations=False)
+    assert {b for (m, b) in priced if m == "contextcite"} == {"8", "16", "32"}
+    replayed = fits_of(case, PricedReward(store, "e"), partial=True)
+    for method in ("camab", "contextcite", "kernelshap"):
+        assert {b for (m, b) in replayed if m == method} == {"8", "16", "32"}
+        for b in ("8", "16", "32"):
+            np.testing.assert_allclose(replayed[(method, b)].scores, priced[(method, b)].scores)
+    assert ("auto", "32") in replayed and ("auto", "64") not in replayed
+    assert not any(m.startswith("auto-") for m, _ in priced)  # no ablations
