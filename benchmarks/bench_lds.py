@@ -508,7 +508,7 @@ def section(
     stem: str,
     table: list[Cells],
     sizes: list[dict[str, int]],
-    skipped: int,
+    skipped: tuple[int, set[str]],
     shape: str = "model",
     generated: tuple[str, str] | None = None,
 ) -> str:
@@ -532,10 +532,13 @@ def section(
             f"{_SHORT_PROTOCOL} {_priced_with(stem)}",
             "",
         ]
-    if skipped:
+    if skipped[0]:
+        labels = sorted(skipped[1], key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0))
+        budgets = ", ".join({"own": "N + 1"}.get(b, b) for b in labels)
         lines += [
-            f"**Not finished**: in {skipped} of the {len(table)} examples some fits are not "
-            "priced yet (their subsets need model calls the runs have not made); a row "
+            f"**Not finished**: in {skipped[0]} of the {len(table)} examples some fits are not "
+            f"priced yet (at {budgets} calls: their subsets need model calls the runs have "
+            "not made, as far as CPU time allowed); a row "
             "counts only the examples whose fit replays (column 'examples'), so compare rows "
             "through the paired tests below, which pair examples that have both fits.",
             "",
@@ -643,9 +646,10 @@ def holm_tests(
 
 
 def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[list[str]]:
-    """BENCHMARKS.md's rows: ``auto`` at 8 and 16 calls beside the zero-call lexical
-    ranking, against the targets: LDS within 0.02 of the best peer's mean at the same
-    calls; drop@3 with no peer ahead after Holm (the section's tests)."""
+    """BENCHMARKS.md's rows: ``auto`` at 8 and 16 calls (LDS also at 32 and 64 where
+    priced) beside the zero-call lexical ranking, against the targets: LDS within 0.02 of
+    the best peer's mean at the same calls; drop@3 with no peer ahead after Holm (the
+    section's tests)."""
     tests, adjusted = holm_tests(table)
     ahead = {
         (peer[0], ours[1])
@@ -656,7 +660,8 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
     rows = []
     for metric in ("lds_bernoulli", "drop@3"):
-        for budget in ("8", "16"):
+        priced = [b for b in ("32", "64") if _column(table, ("auto", b), metric)]
+        for budget in ("8", "16", *(priced if metric == "lds_bernoulli" else ())):
             ours = mean_ci(_column(table, ("auto", budget), metric))[0]
             peers = {m: mean_ci(_column(table, (m, budget), metric))[0] for m in ANYTIME}
             best = max(peers, key=lambda m: -math.inf if math.isnan(peers[m]) else peers[m])
@@ -723,15 +728,17 @@ def report_command(args: argparse.Namespace) -> None:
             found = [c for c in cases(stem, shape) if full_reward(c, store) is not None]
             if not found:
                 continue
-            table, sizes, skipped = [], [], 0
+            table, sizes, skipped, unpriced = [], [], 0, set()
             for case in found:
                 cells, size = measure(case, store)
                 table.append(cells)
                 sizes.append(size)
-                skipped += not set(finished_keys(case)) <= set(cells)
+                missing = set(finished_keys(case)) - set(cells)
+                skipped += bool(missing)
+                unpriced |= {label for _, label in missing}
             answered = found[0].record.get("answered")
             generated = (answered["source"], answered["model"]) if answered else None
-            text = section(stem, table, sizes, skipped, shape, generated)
+            text = section(stem, table, sizes, (skipped, unpriced), shape, generated)
             if stem in HEADLINE_STEMS:
                 headlines += headline_rows(stem, table, shape)
             body.append(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -149,3 +150,30 @@ def test_a_file_priced_after_the_choice_is_read_on_all_rows_alone() -> None:
     rows = [line for line in text.splitlines() if line.startswith("| fresh")]
     assert len(rows) == 1 and "| all | 8 | LDS, Bernoulli ½ | 2 |" in rows[0]
     assert "ContextCite-style 0.600 | +0.100 | yes" in rows[0]
+
+
+def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
+    """The halves sweep: a one-word answer over several documents reads the random halves
+    from ``c * (N + 1)`` calls on; the chosen (T, c) beats ``auto``'s own dev objective
+    without a new missed cell, else ``auto`` as shipped (never) stays."""
+    short, long_ = short_case(40, 10, "s1", 1), short_case(40, 10, "s2", 9)
+    assert lds_design._short_halves_key(short, 64, 1, 1.25) == ("halves-lasso", "64")
+    assert lds_design._short_halves_key(short, 32, 1, 1.25) == ("auto", "32")
+    assert lds_design._short_halves_key(long_, 64, 1, 1.25) == ("auto", "64")
+
+    def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
+        found = [short_case(40, 10, f"h{i}", 1) for i in range(2)]
+        table: list[Cells] = []
+        for _ in found:
+            cells: Cells = {}
+            for b in (8, 16, 32, 64):
+                cells[("auto", str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
+                cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
+                cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
+            table.append(cells)
+        return {"f": (found, table)}
+
+    _, better = lds_design.short_halves_sweep(part(0.9), part(0.9))
+    assert better == (1, 0.25)  # the fewest words, the earliest cut
+    _, worse = lds_design.short_halves_sweep(part(0.1), part(0.1))
+    assert worse == lds_design.SHORT_HALVES == (0.0, math.inf)
