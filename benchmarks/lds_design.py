@@ -18,6 +18,7 @@ import logging
 import math
 import pickle
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -505,30 +506,47 @@ def _missed(part: Part, pick: Pick) -> set[tuple[str, int, str]]:
     return missed
 
 
+def _grid(
+    dev: Part,
+    check: Part,
+    cuts: tuple[float, ...],
+    key: Callable[[Case, int, float, float], tuple[str, str]],
+    baseline: Pick,
+    best: tuple[float, tuple[float, float]],
+    worst: bool = False,
+) -> tuple[str, tuple[float, float]]:
+    """Every (T, c) of :data:`WORD_CUTS` x ``cuts`` read through ``key(case, budget, T, c)``
+    over several documents: dev / other half objectives (with ``worst``, the dev cell that
+    loses most against the baseline) and missed cells, and the (T, c) of the best dev
+    objective above ``best``'s among those that miss no dev cell ``baseline`` meets."""
+    kept = _missed(dev, baseline)
+    rows = []
+    for words in WORD_CUTS:
+        row: list[object] = [words]
+        for cut in cuts:
+
+            def pick(c: Case, b: int, w: float = words, x: float = cut) -> tuple[str, str]:
+                return key(c, b, w, x)
+
+            ours, other = (_picked_objective(part, pick, True) for part in (dev, check))
+            missed = [_missed(part, pick) for part in (dev, check)]
+            moved = f"{_worst_cell(dev, words, cut)[0]:+.3f}; " if worst else ""
+            row.append(f"{ours:.3f} / {other:.3f} ({moved}{len(missed[0])} / {len(missed[1])})")
+            if missed[0] <= kept and ours > best[0]:
+                best = (ours, (words, cut))
+        rows.append(row)
+    return markdown_table(["T"] + [str(c) for c in cuts], rows), best[1]
+
+
 def several_lexical_sweep(dev: Part, check: Part) -> tuple[str, tuple[float, float], str, str]:
     """Over several documents, the lexical prior for answers of at most ``T`` words under
     ``c * (N + 1)`` calls: the (T, c) of the best dev objective among those that miss no
     dev cell ``auto`` without the prior meets, and its worst cell on either half."""
-    bare = _missed(dev, lambda c, b: (NO_LEXICAL, str(b)))
-    rows, best = [], (-math.inf, (0.0, 0.0))
-    for words in WORD_CUTS:
-        row: list[object] = [words]
-        for cut in CUTS:
 
-            def pick(c: Case, b: int, w: float = words, x: float = cut) -> tuple[str, str]:
-                return _several_key(c, b, w, x)
+    def bare(c: Case, b: int) -> tuple[str, str]:
+        return (NO_LEXICAL, str(b))
 
-            ours, other = (_picked_objective(part, pick, True) for part in (dev, check))
-            worst = _worst_cell(dev, words, cut)[0]
-            missed = [_missed(part, pick) for part in (dev, check)]
-            row.append(
-                f"{ours:.3f} / {other:.3f} ({worst:+.3f}; {len(missed[0])} / {len(missed[1])})"
-            )
-            if missed[0] <= bare and ours > best[0]:
-                best = (ours, (words, cut))
-        rows.append(row)
-    chosen = best[1]
-    table = markdown_table(["T"] + [str(c) for c in CUTS], rows)
+    table, chosen = _grid(dev, check, CUTS, _several_key, bare, (-math.inf, (0.0, 0.0)), True)
     return table, chosen, _worst_cell(dev, *chosen)[1], _worst_cell(check, *chosen)[1]
 
 
@@ -551,23 +569,12 @@ def short_halves_sweep(dev: Part, check: Part) -> tuple[str, tuple[float, float]
     ``c * (N + 1)`` calls on, else ``auto`` as shipped: the (T, c) of the best dev
     objective among those that miss no dev cell ``auto`` meets, if above ``auto``'s own
     (ties: the fewest words, then the earliest cut)."""
-    shipped = _missed(dev, lambda c, b: ("auto", str(b)))
-    rows, best = [], (_picked_objective(dev, lambda c, b: ("auto", str(b)), True), SHORT_HALVES)
-    for words in WORD_CUTS:
-        row: list[object] = [words]
-        for cut in HALVES_FROM:
 
-            def pick(c: Case, b: int, w: float = words, x: float = cut) -> tuple[str, str]:
-                return _short_halves_key(c, b, w, x)
+    def shipped(c: Case, b: int) -> tuple[str, str]:
+        return ("auto", str(b))
 
-            ours, other = (_picked_objective(part, pick, True) for part in (dev, check))
-            missed = [_missed(part, pick) for part in (dev, check)]
-            row.append(f"{ours:.3f} / {other:.3f} ({len(missed[0])} / {len(missed[1])})")
-            if missed[0] <= shipped and ours > best[0] + 1e-9:
-                best = (ours, (words, cut))
-        rows.append(row)
-    table = markdown_table(["T"] + [str(c) for c in HALVES_FROM], rows)
-    return table, best[1]
+    start = (_picked_objective(dev, shipped, True), SHORT_HALVES)
+    return _grid(dev, check, HALVES_FROM, _short_halves_key, shipped, start)
 
 
 def prior_moves_table(every: Part) -> str:
