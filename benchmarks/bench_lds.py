@@ -181,17 +181,16 @@ def fits_of(
     reward: PricedReward,
     partial: bool = False,
     only: tuple[str, ...] | None = None,
-    budgets: tuple[int, ...] | None = None,
+    budgets: tuple[int, ...] = BUDGETS,
     ablations: bool = True,
 ) -> dict[tuple[str, str], Fit]:
     """Every (method, budget label) fit of one example, with its rewards from ``reward``
     (which raises :class:`Unpriced` in a replay that lacks a subset; with ``partial`` the
     fits that need such a subset are left out instead); with ``only``, just those methods
-    (``auto`` also brings its ablations, unless not ``ablations``); with ``budgets``, at
-    those only."""
+    (``auto`` also brings its ablations, unless not ``ablations``); at ``budgets`` (a
+    replay reads the ones priced so far)."""
     n, seed = case.n, int(case.record["seed"])
     groups = _groups(case)
-    budgets = budgets_of(case) if budgets is None else budgets
     found: dict[tuple[str, str], Fit] = {}
 
     def fit(
@@ -277,12 +276,6 @@ def stored_run(case: Case) -> bool:
     leave-one-out), rather than a short answer or an answer of ``lds answers`` (held-out
     draws of its own, no leave-one-out)."""
     return bool(case.record.get("methods"))
-
-
-def budgets_of(case: Case) -> tuple[int, ...]:
-    """The budgets an example's methods are fitted at (all of them; a replay reads the
-    ones priced so far)."""
-    return BUDGETS
 
 
 def _groups(case: Case) -> list[int]:
@@ -455,7 +448,7 @@ def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
 def finished_keys(case: Case) -> list[tuple[str, str]]:
     """The fits a finished example has (an example with no stored run has no
     leave-one-out; auto's ablation rows are not required)."""
-    keys = [(m, str(b)) for m in ("auto", *ANYTIME) for b in budgets_of(case)]
+    keys = [(m, str(b)) for m in ("auto", *ANYTIME) for b in BUDGETS]
     own = [("loo", "own")] if stored_run(case) else []
     return [*keys, *own, ("random", "0"), ("lexical", "0")]
 
@@ -660,8 +653,8 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
     rows = []
     for metric in ("lds_bernoulli", "drop@3"):
-        priced = [b for b in ("32", "64") if _column(table, ("auto", b), metric)]
-        for budget in ("8", "16", *(priced if metric == "lds_bernoulli" else ())):
+        more = ("32", "64") if metric == "lds_bernoulli" else ()  # LDS where priced
+        for budget in ("8", "16", *[b for b in more if _column(table, ("auto", b), metric)]):
             ours = mean_ci(_column(table, ("auto", budget), metric))[0]
             peers = {m: mean_ci(_column(table, (m, budget), metric))[0] for m in ANYTIME}
             best = max(peers, key=lambda m: -math.inf if math.isnan(peers[m]) else peers[m])

@@ -41,7 +41,6 @@ from benchmarks.bench_lds import (
     Fit,
     ModelPrice,
     _groups,
-    budgets_of,
     cases,
     full_reward,
     measure,
@@ -119,7 +118,7 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
         plans.append((FLAT_LEXICAL, None))
     found: dict[tuple[str, str], Fit] = {}
     for name, switches in plans:
-        for b in budgets_of(case):
+        for b in BUDGETS:
             settings = AttributionSettings(seed=int(case.record["seed"]))
             method = None if switches is None else variant(switches)
             try:
@@ -729,7 +728,6 @@ def report_command(args: argparse.Namespace) -> None:
     sweep_table, lexical_cut = lexical_sweep(rule_dev, rule_check)
     several_table, several_cut, worst_dev, worst_check = several_lexical_sweep(rule_dev, rule_check)
     halves_table, halves_cut = short_halves_sweep(rule_dev, rule_check)
-    shipped_halves = SHORT_HALVES
     shipped_several = (float(SHORT_ANSWER_WORDS), SHORT_LEXICAL_BELOW)
     shipped_cut = Auto()._switches.lexical_prior_below
     parts += [
@@ -777,8 +775,8 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         "Chosen: the best dev objective among the (T, c) that miss no dev cell `auto` "
         f"meets: T = {halves_cut[0]:g}, c = {halves_cut[1]}; `auto` ships T = "
-        f"{shipped_halves[0]:g}, c = {shipped_halves[1]}"
-        f"{' (the same)' if shipped_halves == halves_cut else ' (**not** the chosen cut)'}.",
+        f"{SHORT_HALVES[0]:g}, c = {SHORT_HALVES[1]}"
+        f"{' (the same)' if halves_cut == SHORT_HALVES else ' (**not** the chosen cut)'}.",
     ]
     text = "\n".join(parts)
     print(text)
