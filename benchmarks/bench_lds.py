@@ -410,6 +410,8 @@ def measure(
     cells: Cells = {}
     for key, fit in fits.items():
         values: dict[str, float] = {"calls": float(fit.calls)}
+        if len(fit.trained):  # the share of the context its subsets keep
+            values["kept"] = float(np.mean(fit.trained))
         for kind, masks in samples.items():
             values[f"lds_{kind}"] = lds(fit.scores, masks, [float(v or 0.0) for v in rewards[kind]])
         for k in DROP_KS:

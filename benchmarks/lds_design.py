@@ -601,6 +601,20 @@ def prior_moves_table(every: Part) -> str:
     return markdown_table(header, rows) if rows else "No cell moves."
 
 
+def kept_table(every: Part) -> str:
+    """Over several documents, the mean share of the context kept by the subsets of
+    ``auto`` and of each anytime peer, per file and budget (all rows)."""
+    keys = ("auto", *ANYTIME)
+    rows = []
+    for stem, (found, table) in every.items():
+        for b in BUDGETS:
+            cells = [t for c, t in zip(found, table) if _n_docs(c) > 1]
+            shares = [_values([t.get((k, str(b)), {}) for t in cells], "kept") for k in keys]
+            if all(shares):
+                rows.append([stem, b, *(f"{np.mean(v):.2f}" for v in shares)])
+    return markdown_table(["file", "budget", *(LABELS[k] for k in keys)], rows)
+
+
 def report_command(args: argparse.Namespace) -> None:
     label = {ADAPTIVE: "adaptive design, flat-intercept posterior (auto before issue 51)"}
     label |= {k: v[0] for k, v in FREE.items()}
@@ -640,11 +654,17 @@ def report_command(args: argparse.Namespace) -> None:
     parts += [
         LEARNED,
         "",
+        "The share of the context the subsets keep (mean over subsets and examples, several "
+        "documents; lesson 6):",
+        "",
+        kept_table(every),
+        "",
         "### A held-out check on new rows",
         "",
         "HotpotQA rows no results file holds, the gold answer as the answer, sentences, "
-        "SmolLM2: `auto` and ContextCite-style through `camab_rag.attribute` at 8 and 16 "
-        "calls, LDS on 32 Bernoulli ½ subsets of their own seed, by `nice -n 10 "
+        "SmolLM2: `auto` and ContextCite-style through `camab_rag.attribute` at 8, 16 and "
+        "32 calls (32 on the later rows only: column 'rows'), LDS on 32 Bernoulli ½ subsets "
+        "of their own seed, by `nice -n 10 "
         ".venv/bin/python -m benchmarks lds-design heldout --n K` (`auto` as it was when "
         "each row was added); mean ± 95% CI over few rows, no claim of significance:",
         "",
@@ -827,23 +847,25 @@ LEARNED = (
     "ranking is itself weakest. (6) At 32 and 64 calls on the short gold answers, `auto` "
     "trails ContextCite-style on keep 1-4 (and on 'The answer is X.' at 32 calls on "
     "Bernoulli ½ too): its document openings and Thompson draws stay near the full "
-    "context, so its scores predict small kept contexts poorly, where random halves "
-    "cover them. Handing short answers the random halves from a cut on (the last table) "
-    "helps 'The answer is X.' but loses on Qwen's own short answers and on the first gold "
-    "spans; the dev rows' best (T, c) gains too little to tell from noise, so `auto` "
-    "ships no such switch and those cells miss the target."
+    "context (the share-kept table below; the peers keep about half), so its scores "
+    "predict small kept contexts poorly, where random halves cover them. Handing short "
+    "answers the random halves from a cut on (the last table) helps 'The answer is X.' "
+    "but loses on Qwen's own short answers and on the first gold spans; the dev rows' "
+    "best (T, c) gains too little to tell from noise, so `auto` ships no such switch and "
+    "those cells miss the target."
 )
 
 
 HELD_OUT_CHECK = ROOT / "benchmarks" / "results" / "quality" / "heldout_check.jsonl"
 """The held-out check on new HotpotQA rows (``heldout``), one line per example."""
 CHECK_METHODS = ("auto", "contextcite")
-CHECK_BUDGETS = (8, 16)
+CHECK_BUDGETS = (8, 16, 32)
+"""The budgets of the check (the first rows have 8 and 16 only)."""
 
 
 def heldout_command(args: argparse.Namespace) -> None:
     """New HotpotQA rows, the gold answer as the answer: ``auto`` and ContextCite-style
-    through ``camab_rag.attribute`` at 8 and 16 calls, read by LDS on 32 Bernoulli ½
+    through ``camab_rag.attribute`` at :data:`CHECK_BUDGETS` calls, read by LDS on 32 Bernoulli ½
     subsets of their own seed; appended to :data:`HELD_OUT_CHECK` row by row."""
     from benchmarks.data import load_examples
     from benchmarks.stats import bernoulli_subsets, lds, subset_seed
@@ -913,10 +935,12 @@ def heldout_table() -> str:
     lines = [json.loads(line) for line in HELD_OUT_CHECK.read_text().splitlines() if line]
     rows = []
     for budget in CHECK_BUDGETS:
-        ours = [x["lds"][f"auto@{budget}"] for x in lines]
-        theirs = [x["lds"][f"contextcite@{budget}"] for x in lines]
+        with_it = [x["lds"] for x in lines if f"auto@{budget}" in x["lds"]]
+        ours = [x[f"auto@{budget}"] for x in with_it]
+        theirs = [x[f"contextcite@{budget}"] for x in with_it]
         diffs = [a - b for a, b in zip(ours, theirs) if not (math.isnan(a) or math.isnan(b))]
-        rows.append([budget, len(lines), _cell(ours), _cell(theirs), _cell(diffs)])
+        if with_it:
+            rows.append([budget, len(with_it), _cell(ours), _cell(theirs), _cell(diffs)])
     header = ["budget", "rows", "auto", "ContextCite-style", "auto − ContextCite-style (paired)"]
     return markdown_table(header, rows)
 
