@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -177,3 +178,30 @@ def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
     assert better == (1, 0.25)  # the fewest words, the earliest cut
     _, worse = lds_design.short_halves_sweep(part(0.1), part(0.1))
     assert worse == lds_design.SHORT_HALVES == (0.0, math.inf)
+
+
+def test_the_share_kept_table_averages_each_methods_subsets_over_several_documents() -> None:
+    """One row per file and budget where auto and every peer have a share; one-document
+    examples are left out."""
+    found = [case(40, 10, "k1"), case(40, 10, "k2"), case(20, 1, "k3")]
+    table: list[Cells] = []
+    for share in (0.9, 0.7, 0.1):
+        cells: Cells = {("auto", "32"): {"kept": share}}
+        cells |= {(m, "32"): {"kept": 0.5} for m in ("camab", "contextcite", "kernelshap")}
+        cells[("auto", "64")] = {"kept": share}  # no peer at 64: no row
+        table.append(cells)
+    text = lds_design.kept_table({"f": (found, table)})
+    rows = [r for r in text.splitlines() if r.startswith("| f |")]
+    assert rows == ["| f | 32 | 0.80 | 0.50 | 0.50 | 0.50 |"]
+
+
+def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: Any) -> None:
+    """Rows stored before 32 calls joined the check count at 8 and 16 only."""
+    path = tmp_path / "check.jsonl"
+    old = {"auto@8": 0.5, "contextcite@8": 0.4, "auto@16": 0.6, "contextcite@16": 0.6}
+    new = {**old, "auto@32": 0.7, "contextcite@32": 0.9}
+    path.write_text("\n".join(json.dumps({"lds": x}) for x in (old, old, new)) + "\n")
+    monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", path)
+    rows = [r.split(" | ")[:2] for r in lds_design.heldout_table().splitlines()[2:]]
+    assert rows == [["| 8", "3"], ["| 16", "3"], ["| 32", "1"]]
+    assert "-0.200" in lds_design.heldout_table().splitlines()[-1]
