@@ -607,8 +607,8 @@ def kept_table(every: Part) -> str:
     keys = ("auto", *ANYTIME)
     rows = []
     for stem, (found, table) in every.items():
+        cells = [t for c, t in zip(found, table) if _n_docs(c) > 1]
         for b in BUDGETS:
-            cells = [t for c, t in zip(found, table) if _n_docs(c) > 1]
             shares = [_values([t.get((k, str(b)), {}) for t in cells], "kept") for k in keys]
             if all(shares):
                 rows.append([stem, b, *(f"{np.mean(v):.2f}" for v in shares)])
