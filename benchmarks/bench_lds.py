@@ -479,23 +479,30 @@ def _name(key: tuple[str, str]) -> str:
 
 _SHORT_PROTOCOL = (
     "the anytime peers run once at the largest budget priced and are read at the smaller "
-    "ones from its prefix, no leave-one-out; the Bernoulli ½ held-out subsets are 16 draws "
+    "ones from its prefix, no leave-one-out; the Bernoulli ½ held-out subsets are draws "
     "from a seed of their own (no stored design to take them from), keep 1-4 and remove "
-    "2-5 the first 16 draws."
+    "2-5 the first draws of their own seeds (16 of each kind at first)."
 )
 """The protocol of a file with no stored run, as the report says it."""
 
 
-def _priced_with(results: str) -> str:
+def _priced_with(results: str, topped: bool = False) -> str:
     """The commands that priced such a file (``results``: its ``--results`` and shape
-    flags): 8 and 16 calls with the held-out draws and auto's ablations, then 32 and 64."""
+    flags): 8 and 16 calls with the held-out draws and auto's ablations, then 32 and 64;
+    ``topped``: then 32 held-out draws of each kind."""
     command = f"nice -n 10 .venv/bin/python -m benchmarks lds run --results {results}"
+    more = (
+        f"; then 32 held-out draws of each kind with `{command} --phases bernoulli,keep,removal "
+        "--held-out 32 --threads 1 --n K`"
+        if topped
+        else ""
+    )
     return (
         f"Priced with `{command} --phases core,bernoulli,keep,fits,drops,removal --held-out 16 "
         "--budgets 8,16 --threads 1 --offset K --n 1`, then auto and the peers at 32 and 64 "
         f"calls (no ablation rows) with `{command} --phases fits,drops --budgets 8,16,32 "
         "--no-ablations --threads 1 --offset K --n 1` and the same with `--budgets "
-        "8,16,32,64`, as far as CPU time allowed (column 'examples')."
+        f"8,16,32,64`, as far as CPU time allowed (column 'examples'){more}."
     )
 
 
@@ -510,12 +517,17 @@ def section(
     model = stem.split("_")[-1]
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
     lines = [f"### {name}: {len(table)} examples ({MODEL_NAMES.get(model, model)})", ""]
+    held = {
+        kind: (np.mean([s[kind] for s in sizes]) if sizes else 0.0)
+        for kind in ("bernoulli", *SIZED)
+    }
+    topped = bool(max(held.values()) > HELD_OUT_COUNT / 2 + 1)  # more than the first 16
     if shape != "model":
         other = "sentence" if shape == "span" else "span"
         lines += [
             "The same examples and contexts, the answer replaced by a short gold one (the "
             "first rows of the file, as far as CPU time allowed); "
-            f"{_SHORT_PROTOCOL} {_priced_with(f'{stem} --shape {shape} --also {other}')}",
+            f"{_SHORT_PROTOCOL} {_priced_with(f'{stem} --shape {shape} --also {other}', topped)}",
             "",
         ]
     elif generated:
@@ -524,7 +536,7 @@ def section(
             f"The examples of {source}, each answered by this model itself (greedy, the "
             "same prompt over the full context, written by `.venv/bin/python -m benchmarks "
             f"lds answers --source {source} --model {model_name} --n K`); "
-            f"{_SHORT_PROTOCOL} {_priced_with(stem)}",
+            f"{_SHORT_PROTOCOL} {_priced_with(stem, topped)}",
             "",
         ]
     if skipped[0]:
@@ -538,10 +550,6 @@ def section(
             "through the paired tests below, which pair examples that have both fits.",
             "",
         ]
-    held = {
-        kind: (np.mean([s[kind] for s in sizes]) if sizes else 0.0)
-        for kind in ("bernoulli", *SIZED)
-    }
     lines += [
         "Mean ± 95% CI over examples. Held-out subsets per example: "
         f"{held['bernoulli']:.1f} Bernoulli ½, {held['removal']:.1f} removals of 2-5 "

@@ -228,3 +228,19 @@ def test_a_replay_reads_the_peers_from_the_longest_run_priced_so_far(tmp_path: P
             np.testing.assert_allclose(replayed[(method, b)].scores, priced[(method, b)].scores)
     assert ("auto", "32") in replayed and ("auto", "64") not in replayed
     assert not any(m.startswith("auto-") for m, _ in priced)  # no ablations
+
+
+def test_a_short_answer_section_names_the_top_up_only_when_more_draws_are_priced() -> None:
+    """The report says how a short-answer file's held-out draws were priced: the first 16
+    of each kind with its first run, the command that topped them up to 32 only when more
+    than 16 a kind are priced (the counts come from the store, never typed in)."""
+    from benchmarks.bench_lds import section
+
+    def text(per_kind: int) -> str:
+        sizes = [{"bernoulli": per_kind, "removal": per_kind, "keep": per_kind}] * 2
+        return section("hotpotqa_smollm2", [], sizes, (0, set()), shape="span")
+
+    first, topped = text(16), text(30)
+    assert "--held-out 32" not in first and "16 of each kind at first" in first
+    assert "--phases bernoulli,keep,removal --held-out 32" in topped
+    assert "30.0 Bernoulli ½, 30.0 removals" in topped
