@@ -489,11 +489,11 @@ _SHORT_PROTOCOL = (
 def _priced_with(results: str, topped: bool = False) -> str:
     """The commands that priced such a file (``results``: its ``--results`` and shape
     flags): 8 and 16 calls with the held-out draws and auto's ablations, then 32 and 64;
-    ``topped``: then 32 held-out draws of each kind."""
+    ``topped``: then :data:`HELD_OUT_COUNT` held-out draws of each kind."""
     command = f"nice -n 10 .venv/bin/python -m benchmarks lds run --results {results}"
     more = (
-        f"; then 32 held-out draws of each kind with `{command} --phases bernoulli,keep,removal "
-        "--held-out 32 --threads 1 --n K`"
+        f"; then {HELD_OUT_COUNT} held-out draws of each kind with `{command} --phases "
+        f"bernoulli,keep,removal --held-out {HELD_OUT_COUNT} --threads 1 --n K`"
         if topped
         else ""
     )
