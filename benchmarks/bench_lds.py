@@ -70,7 +70,9 @@ HEADLINE_STEMS = ("hotpotqa_smollm2", "cnn_dailymail_smollm2")
 """The files BENCHMARKS.md's headline rows come from (each with its short answers)."""
 BUDGETS = (8, 16, 32, 64)
 ANYTIME = ("camab", "contextcite", "kernelshap")
-METHODS = ("auto", *ANYTIME, "loo", "random", "lexical")
+METHODS = ("auto", *ANYTIME, "loo", "random", "lexical", "size")
+SIZE_ONLY = ("size", "0")
+"""Every segment the same score: a subset's predicted reward is its size (no ranking)."""
 DROP_KS = (1, 3)
 HELD_OUT_FROM = 64
 """The stored ContextCite-style design's rows from here on are held out (fits read 64)."""
@@ -94,6 +96,7 @@ LABELS = {
     "loo": "leave-one-out",
     "random": "random",
     "lexical": "lexical TF-IDF",
+    "size": "equal scores (size only)",
 }
 MODEL_NAMES = {
     "smollm2": "SmolLM2-135M-Instruct",
@@ -250,6 +253,7 @@ def fits_of(
     found[("random", "0")] = Fit(random.scores, 0, empty)
     query = f"{case.example.question} {case.record['response']}"
     found[("lexical", "0")] = Fit(lexical_scores(case.example.segment_texts, query), 0, empty)
+    found[SIZE_ONLY] = Fit(np.ones(n), 0, empty)
     return found
 
 
@@ -414,13 +418,15 @@ def measure(
             values["kept"] = float(np.mean(fit.trained))
         for kind, masks in samples.items():
             values[f"lds_{kind}"] = lds(fit.scores, masks, [float(v or 0.0) for v in rewards[kind]])
+        cells[key] = values
+        if key == SIZE_ONLY:  # no order: no top k, no AUROC
+            continue
         for k in DROP_KS:
             without = store.get(case.id, removal_mask(case.n, removal_set(fit.scores, k)))
             if without is not None and full is not None:
                 values[f"drop@{k}"] = full - without
         if gold:
             values["auroc"] = gold_auroc(fit.scores, gold)
-        cells[key] = values
     sizes = {kind: len(masks) for kind, masks in samples.items()}
     return cells, sizes
 
@@ -444,7 +450,7 @@ def _column(table: list[Cells], key: tuple[str, str], metric: str) -> list[float
 
 def rows_of(table: list[Cells]) -> list[tuple[str, str]]:
     keys = [(m, str(b)) for m in ("auto", NO_LEXICAL, ADAPTIVE, *ANYTIME) for b in BUDGETS]
-    return [*keys, ("loo", "own"), ("random", "0"), ("lexical", "0")]
+    return [*keys, ("loo", "own"), ("random", "0"), ("lexical", "0"), SIZE_ONLY]
 
 
 def finished_keys(case: Case) -> list[tuple[str, str]]:
@@ -650,9 +656,9 @@ def holm_tests(
 
 def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[list[str]]:
     """BENCHMARKS.md's rows: ``auto`` at 8 and 16 calls (LDS also at 32 and 64 where
-    priced) beside the zero-call lexical ranking, against the targets: LDS within 0.02 of
-    the best peer's mean at the same calls; drop@3 with no peer ahead after Holm (the
-    section's tests)."""
+    priced) beside the zero-call lexical ranking (for LDS also equal scores), against the
+    targets: LDS within 0.02 of the best peer's mean at the same calls; drop@3 with no peer
+    ahead after Holm (the section's tests)."""
     tests, adjusted = holm_tests(table)
     ahead = {
         (peer[0], ours[1])
@@ -685,7 +691,10 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
                 target = f"within 0.02 of {LABELS[best]} ({peers[best]:.3f}) {met}"
             ours_cell = _cell(_column(table, ("auto", budget), metric))
             figure = f"{_TITLES[metric]} at {budget} calls, {name}"
-            rows.append([figure, ours_cell, f"lexical TF-IDF {free}", target])
+            free = f"lexical TF-IDF {free}"
+            if metric.startswith("lds_"):  # the part the subsets' sizes explain
+                free += f"; equal scores (size only) {_cell(_column(table, SIZE_ONLY, metric))}"
+            rows.append([figure, ours_cell, free, target])
     return rows
 
 
@@ -773,8 +782,11 @@ INTRO = (
     f"of at most {SHORT_ANSWER_WORDS} words under {SHORT_LEXICAL_BELOW} in one fit, it "
     "reads its scores with the answer's "
     "lexical TF-IDF scores as a prior, no call; the row without it beside, which on one "
-    "document reads its subsets with LASSO); leave-one-out makes N + 1 calls, random and "
-    "lexical none (the lexical row ranks by question and answer). "
+    "document reads its subsets with LASSO); leave-one-out makes N + 1 calls; random, "
+    "lexical and equal scores none (the lexical row ranks by question and answer; the "
+    "equal-scores row gives every segment one score, so it predicts a subset's reward from "
+    "its size alone: the part of an LDS that the context's size explains, with no ranking, "
+    "so no drop and no AUROC). "
     "Same examples, model, prompts and responses as 'Quality per model call' below. "
     "Every reward is priced once and kept in `benchmarks/results/rewards/RESULTS.jsonl` "
     "(first filled from the stored runs' own rewards by `lds seed`, a one-off step kept at "

@@ -244,3 +244,43 @@ def test_a_short_answer_section_names_the_top_up_only_when_more_draws_are_priced
     assert "--held-out 32" not in first and "16 of each kind at first" in first
     assert "--phases bernoulli,keep,removal --held-out 32" in topped
     assert "30.0 Bernoulli ½, 30.0 removals" in topped
+
+
+def test_the_equal_scores_row_reads_a_size_only_reward_and_has_no_top_k(tmp_path: Path) -> None:
+    """The free 'equal scores' row predicts a subset's reward from its size: exact (LDS 1)
+    on a reward that counts the kept segments, none on one that ignores the size; it has
+    no order, so no drop@k and no AUROC."""
+    from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, Case, measure
+    from benchmarks.data import Example
+    from benchmarks.stats import held_out_draws, removal_mask, removal_set
+
+    texts = [f"Sentence {i} says {i}." for i in range(10)]
+    spans, start = [], 0
+    for text in texts:
+        spans.append((start, start + len(text)))
+        start += len(text) + 1
+    documents = [{"title": "A", "text": " ".join(texts)}]
+    example = Example("e", "What is it?", documents, [spans], [3], ["it"])
+    record = {"id": "e", "seed": 3, "n_segments": 10, "response": "It is 3.", "methods": {}}
+    case = Case("test", record, example)
+
+    def read(reward) -> dict[str, float]:
+        store = RewardStore(tmp_path / f"{reward.__name__}.jsonl")
+        priced = PricedReward(store, "e", lambda m: (reward(m), [0.0]))
+        for masks in held_out_draws("e", case.n, 32).values():
+            priced.many(masks)
+        priced(np.ones(case.n, dtype=bool))
+        priced.many(removal_mask(case.n, removal_set(np.ones(case.n), k)) for k in DROP_KS)
+        cells, _ = measure(case, store)
+        return cells[SIZE_ONLY]
+
+    def counted(mask: np.ndarray) -> float:
+        return float(mask.sum()) / 10
+
+    def ranked(mask: np.ndarray) -> float:
+        return float(WEIGHTS @ mask - WEIGHTS.mean() * mask.sum())
+
+    sized = read(counted)
+    assert sized["lds_keep"] == pytest.approx(1.0) and sized["lds_removal"] == pytest.approx(1.0)
+    assert not any(k.startswith("drop@") or k == "auroc" for k in sized)
+    assert abs(read(ranked)["lds_bernoulli"]) < 0.5
