@@ -195,6 +195,24 @@ def test_the_share_kept_table_averages_each_methods_subsets_over_several_documen
     assert rows == ["| f | 32 | 0.80 | 0.50 | 0.50 | 0.50 |"]
 
 
+def test_the_size_table_reads_equal_scores_beside_auto_and_contextcite_at_64() -> None:
+    """Per file: the equal-scores row's mean LDS beside auto@64 and ContextCite-style@64 on
+    the examples with all three (several documents); lesson 7 names the files whose
+    equal-scores keep 1-4 LDS reaches the cut, and only those."""
+    found = [case(40, 10, "s1"), case(40, 10, "s2"), case(40, 10, "s3"), case(20, 1, "s4")]
+    table: list[Cells] = []
+    for size_keep, auto in ((0.3, 0.4), (0.1, 0.2), (0.9, math.nan), (0.9, 0.9)):
+        cells: Cells = {("size", "0"): {"lds_bernoulli": 0.2, "lds_keep": size_keep}}
+        cells[("auto", "64")] = {"lds_bernoulli": 0.7, "lds_keep": auto}
+        cells[("contextcite", "64")] = {"lds_bernoulli": 0.6, "lds_keep": 0.5}
+        table.append(cells)
+    low = [{k: {**v, "lds_keep": 0.0} for k, v in c.items()} for c in table]
+    text, sized = lds_design.size_table({"f": (found, table), "g": (found, low)})
+    rows = [r for r in text.splitlines() if r.startswith(("| f |", "| g |"))]
+    assert rows[0] == "| f | 3 | 0.200 | 0.700 | 0.600 | 2 | 0.200 | 0.300 | 0.500 |"
+    assert sized == ["f"]
+
+
 def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: Any) -> None:
     """Rows stored before 32 calls joined the check count at 8 and 16 only."""
     path = tmp_path / "check.jsonl"
