@@ -701,10 +701,8 @@ def report_command(args: argparse.Namespace) -> None:
         "segment one score, so it ranks subsets by size alone and has no order of segments. "
         "Where its keep 1-4 LDS reaches "
         f"{SIZE_READ_FROM} (here: {listed}), the model's reward grows with the size of a small "
-        "context, so part of a method's keep 1-4 LDS is the level of its scores, not their "
-        "order: subsets near half the context can teach a fit that growth, subsets near the "
-        "full context (`auto`'s, lesson 6) cannot. Citations read only the order of the "
-        "scores. Mean LDS over the "
+        "context, so there part of any method's keep 1-4 LDS comes from the level of its "
+        "scores, not from their order; citations read only the order. Mean LDS over the "
         "examples that have all three fits (several documents):",
         "",
         sizes,
