@@ -331,6 +331,14 @@ class ModelPrice:
         return price
 
 
+def drop_masks(case: Case, store: RewardStore) -> list[Mask]:
+    """The subsets the top-k drops of ``case``'s fits replayed from ``store`` need, the
+    equal-scores row left out (no order, no top k)."""
+    fits = fits_of(case, PricedReward(store, case.id), partial=True)
+    fits.pop(SIZE_ONLY)
+    return [removal_mask(case.n, removal_set(f.scores, k)) for f in fits.values() for k in DROP_KS]
+
+
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
@@ -363,9 +371,7 @@ def run_command(args: argparse.Namespace) -> None:
                     ablations=args.ablations,
                 )
             elif phase == "drops":  # those of the fits priced so far
-                fits = fits_of(case, PricedReward(store, case.id), partial=True)
-                for fit in fits.values():
-                    priced.many([removal_mask(case.n, removal_set(fit.scores, k)) for k in DROP_KS])
+                priced.many(drop_masks(case, store))
             elif phase in (*SIZED, "bernoulli"):
                 draws = held_out_draws(case.id, case.n, args.held_out)
                 held = (

@@ -284,3 +284,29 @@ def test_the_equal_scores_row_reads_a_size_only_reward_and_has_no_top_k(tmp_path
     assert sized["lds_keep"] == pytest.approx(1.0) and sized["lds_removal"] == pytest.approx(1.0)
     assert not any(k.startswith("drop@") or k == "auroc" for k in sized)
     assert abs(read(ranked)["lds_bernoulli"]) < 0.5
+
+
+def test_the_drops_phase_prices_every_fits_top_k_but_not_the_equal_scores_row(
+    tmp_path: Path,
+) -> None:
+    """``lds run``'s drops phase asks for drop@1 and drop@3 of every replayed fit, and of the
+    equal-scores row none (its scores have no order)."""
+    from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, Case, drop_masks, fits_of
+    from benchmarks.data import Example
+
+    texts = [f"Sentence {i} says {i}." for i in range(6)]
+    spans, start = [], 0
+    for text in texts:
+        spans.append((start, start + len(text)))
+        start += len(text) + 1
+    documents = [{"title": "A", "text": " ".join(texts)}]
+    example = Example("e", "What is it?", documents, [spans], None, ["it"])
+    record = {"id": "e", "seed": 3, "n_segments": 6, "response": "It is 3.", "methods": {}}
+    case = Case("test", record, example)
+    store = RewardStore(tmp_path / "r.jsonl")
+    priced = PricedReward(store, "e", lambda m: (float(WEIGHTS[:6] @ m), [0.0]))
+    fits_of(case, priced, budgets=(8,), ablations=False)
+    replayed = fits_of(case, PricedReward(store, "e"), partial=True)
+    assert SIZE_ONLY in replayed and ("auto", "8") in replayed
+    masks = drop_masks(case, store)
+    assert len(masks) == len(DROP_KS) * (len(replayed) - 1)
