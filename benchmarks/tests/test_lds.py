@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -246,23 +247,28 @@ def test_a_short_answer_section_names_the_top_up_only_when_more_draws_are_priced
     assert "30.0 Bernoulli ½, 30.0 removals" in topped
 
 
+def one_document_case(n: int, gold: list[int] | None = None) -> Any:
+    """An example of ``n`` one-sentence segments in one document, answered "It is 3."."""
+    from benchmarks.bench_lds import Case
+    from benchmarks.data import Example
+
+    texts = [f"Sentence {i} says {i}." for i in range(n)]
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+    spans = [(int(a), int(a) + len(t)) for a, t in zip(starts, texts)]
+    documents = [{"title": "A", "text": " ".join(texts)}]
+    example = Example("e", "What is it?", documents, [spans], gold, ["it"])
+    record = {"id": "e", "seed": 3, "n_segments": n, "response": "It is 3.", "methods": {}}
+    return Case("test", record, example)
+
+
 def test_the_equal_scores_row_reads_a_size_only_reward_and_has_no_top_k(tmp_path: Path) -> None:
     """The free 'equal scores' row predicts a subset's reward from its size: exact (LDS 1)
     on a reward that counts the kept segments, none on one that ignores the size; it has
     no order, so no drop@k and no AUROC."""
-    from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, Case, measure
-    from benchmarks.data import Example
+    from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, measure
     from benchmarks.stats import held_out_draws, removal_mask, removal_set
 
-    texts = [f"Sentence {i} says {i}." for i in range(10)]
-    spans, start = [], 0
-    for text in texts:
-        spans.append((start, start + len(text)))
-        start += len(text) + 1
-    documents = [{"title": "A", "text": " ".join(texts)}]
-    example = Example("e", "What is it?", documents, [spans], [3], ["it"])
-    record = {"id": "e", "seed": 3, "n_segments": 10, "response": "It is 3.", "methods": {}}
-    case = Case("test", record, example)
+    case = one_document_case(10, gold=[3])
 
     def read(reward) -> dict[str, float]:
         store = RewardStore(tmp_path / f"{reward.__name__}.jsonl")
@@ -291,18 +297,9 @@ def test_the_drops_phase_prices_every_fits_top_k_but_not_the_equal_scores_row(
 ) -> None:
     """``lds run``'s drops phase asks for drop@1 and drop@3 of every replayed fit, and of the
     equal-scores row none (its scores have no order)."""
-    from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, Case, drop_masks, fits_of
-    from benchmarks.data import Example
+    from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, drop_masks, fits_of
 
-    texts = [f"Sentence {i} says {i}." for i in range(6)]
-    spans, start = [], 0
-    for text in texts:
-        spans.append((start, start + len(text)))
-        start += len(text) + 1
-    documents = [{"title": "A", "text": " ".join(texts)}]
-    example = Example("e", "What is it?", documents, [spans], None, ["it"])
-    record = {"id": "e", "seed": 3, "n_segments": 6, "response": "It is 3.", "methods": {}}
-    case = Case("test", record, example)
+    case = one_document_case(6)
     store = RewardStore(tmp_path / "r.jsonl")
     priced = PricedReward(store, "e", lambda m: (float(WEIGHTS[:6] @ m), [0.0]))
     fits_of(case, priced, budgets=(8,), ablations=False)
