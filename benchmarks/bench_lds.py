@@ -70,7 +70,6 @@ HEADLINE_STEMS = ("hotpotqa_smollm2", "cnn_dailymail_smollm2")
 """The files BENCHMARKS.md's headline rows come from (each with its short answers)."""
 BUDGETS = (8, 16, 32, 64)
 ANYTIME = ("camab", "contextcite", "kernelshap")
-METHODS = ("auto", *ANYTIME, "loo", "random", "lexical", "size")
 SIZE_ONLY = ("size", "0")
 """Every segment the same score: a subset's predicted reward is its size (no ranking)."""
 DROP_KS = (1, 3)

@@ -642,7 +642,7 @@ def size_table(every: Part) -> tuple[str, list[str]]:
             row += [len(both), *(_shown(m) for m in means)]
             if metric == "lds_keep" and both and means[0] >= SIZE_READ_FROM:
                 sized.append(stem)
-        if len(row) > 1 and row[1]:
+        if row[1]:  # Bernoulli ½ pairs
             rows.append(row)
     names = ["equal scores", "auto@64", "ContextCite-style@64"]
     header = ["file"] + [f"{t}: {x}" for _, t in METRICS for x in ["examples", *names]]

@@ -198,22 +198,28 @@ def test_an_answer_without_a_stored_run_is_finished_without_leave_one_out() -> N
     assert not any(m.startswith("auto-") for m, _ in finished_keys(model))
 
 
+def sentences_case(n: int, gold: list[int] | None = None, documents: int = 1) -> Any:
+    """An example of ``documents`` copies of one document of ``n`` one-sentence segments,
+    answered "It is 3."."""
+    from benchmarks.bench_lds import Case
+    from benchmarks.data import Example
+
+    texts = [f"Sentence {i} says {i}." for i in range(n)]
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+    spans = [(int(a), int(a) + len(t)) for a, t in zip(starts, texts)]
+    docs = [{"title": chr(65 + d), "text": " ".join(texts)} for d in range(documents)]
+    example = Example("e", "What is it?", docs, [spans] * documents, gold, ["it"])
+    total = n * documents
+    record = {"id": "e", "seed": 3, "n_segments": total, "response": "It is 3.", "methods": {}}
+    return Case("test", record, example)
+
+
 def test_a_replay_reads_the_peers_from_the_longest_run_priced_so_far(tmp_path: Path) -> None:
     """A file priced to 32 calls replays its peers at 8, 16 and 32 from the 32-call run (a
     longer run's prefix is the shorter run), and leaves 64 out until it is priced."""
-    from benchmarks.bench_lds import Case, fits_of
-    from benchmarks.data import Example
+    from benchmarks.bench_lds import fits_of
 
-    texts = [f"Sentence {i} says {i}." for i in range(12)]
-    doc = " ".join(texts)
-    spans, start = [], 0
-    for text in texts:
-        spans.append((start, start + len(text)))
-        start += len(text) + 1
-    documents = [{"title": "A", "text": doc}, {"title": "B", "text": doc}]
-    example = Example("e", "What is it?", documents, [spans, spans], None, ["it"])
-    record = {"id": "e", "seed": 3, "n_segments": 24, "response": "It is 3.", "methods": {}}
-    case = Case("test", record, example)
+    case = sentences_case(12, documents=2)
     store = RewardStore(tmp_path / "r.jsonl")
     weights = np.linspace(-1.0, 1.0, case.n)
 
@@ -247,20 +253,6 @@ def test_a_short_answer_section_names_the_top_up_only_when_more_draws_are_priced
     assert "30.0 Bernoulli ½, 30.0 removals" in topped
 
 
-def one_document_case(n: int, gold: list[int] | None = None) -> Any:
-    """An example of ``n`` one-sentence segments in one document, answered "It is 3."."""
-    from benchmarks.bench_lds import Case
-    from benchmarks.data import Example
-
-    texts = [f"Sentence {i} says {i}." for i in range(n)]
-    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
-    spans = [(int(a), int(a) + len(t)) for a, t in zip(starts, texts)]
-    documents = [{"title": "A", "text": " ".join(texts)}]
-    example = Example("e", "What is it?", documents, [spans], gold, ["it"])
-    record = {"id": "e", "seed": 3, "n_segments": n, "response": "It is 3.", "methods": {}}
-    return Case("test", record, example)
-
-
 def test_the_equal_scores_row_reads_a_size_only_reward_and_has_no_top_k(tmp_path: Path) -> None:
     """The free 'equal scores' row predicts a subset's reward from its size: exact (LDS 1)
     on a reward that counts the kept segments, none on one that ignores the size; it has
@@ -268,7 +260,7 @@ def test_the_equal_scores_row_reads_a_size_only_reward_and_has_no_top_k(tmp_path
     from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, measure
     from benchmarks.stats import held_out_draws, removal_mask, removal_set
 
-    case = one_document_case(10, gold=[3])
+    case = sentences_case(10, gold=[3])
 
     def read(reward) -> dict[str, float]:
         store = RewardStore(tmp_path / f"{reward.__name__}.jsonl")
@@ -299,7 +291,7 @@ def test_the_drops_phase_prices_every_fits_top_k_but_not_the_equal_scores_row(
     equal-scores row none (its scores have no order)."""
     from benchmarks.bench_lds import DROP_KS, SIZE_ONLY, drop_masks, fits_of
 
-    case = one_document_case(6)
+    case = sentences_case(6)
     store = RewardStore(tmp_path / "r.jsonl")
     priced = PricedReward(store, "e", lambda m: (float(WEIGHTS[:6] @ m), [0.0]))
     fits_of(case, priced, budgets=(8,), ablations=False)
