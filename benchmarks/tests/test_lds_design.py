@@ -223,3 +223,59 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
     rows = [r.split(" | ")[:2] for r in lds_design.heldout_table().splitlines()[2:]]
     assert rows == [["| 8", "3"], ["| 16", "3"], ["| 32", "1"]]
     assert "-0.200" in lds_design.heldout_table().splitlines()[-1]
+
+
+def test_the_locality_table_reads_each_replay_beside_auto_and_counts_its_wins() -> None:
+    """Lesson 8: per budget, auto, the empty-context and half-and-half replays and the
+    best peer on the examples where every one has the sample (half and half from 16
+    calls); the counts say in how many cells each replay is above auto, per sample and in
+    all three at once."""
+    found = [case(40, 10, "l1"), case(40, 10, "l2"), case(20, 1, "l3")]
+    table: list[Cells] = []
+    for shift in (0.0, 0.2, 5.0):  # the one-document example is left out
+        cells: Cells = {}
+        for b in ("8", "16"):
+            values = {"auto": 0.5, "empty-anchor": 0.4, "halves-union": 0.6, "camab": 0.1}
+            values |= {"contextcite": 0.3 + shift, "kernelshap": 0.2}
+            cells |= {(k, b): dict.fromkeys(lds_design.SAMPLE_TITLES, v) for k, v in values.items()}
+        table.append(cells)
+    table[1][("halves-union", "16")]["lds_keep"] = math.nan  # that example leaves keep out
+    text, counts = lds_design.locality_table({"f": (found, table)})
+    rows = [r.split(" | ")[1:] for r in text.splitlines() if r.startswith("| f |")]
+    assert rows[0][:6] == ["8", "2", "0.500", "0.400", "–", "0.400"]
+    assert rows[1][:6] == ["16", "2", "0.500", "0.400", "0.600", "0.400"]
+    assert rows[1][6:11] == ["1", "0.500", "0.400", "0.600", "0.300"]  # keep: one example
+    assert counts["halves-union"]["lds_keep"] == [1, 1]
+    assert counts["empty-anchor"]["lds_bernoulli"] == [0, 2]
+    assert counts["halves-union"]["all"] == [1, 1] and counts["empty-anchor"]["all"] == [0, 2]
+
+
+def test_the_locality_replays_use_only_priced_subsets(tmp_path: Any) -> None:
+    """The empty context takes auto's last call (first among the rows, its last row
+    dropped); half and half joins auto at half the budget and ContextCite-style's first
+    half-budget rows, from 16 calls; nothing is priced by the replays."""
+    from benchmarks.bench_lds import fits_of
+    from benchmarks.data import PricedReward, RewardStore
+    from benchmarks.tests.test_lds import sentences_case
+    from camab_rag.lexical import lexical_scores
+
+    example = sentences_case(12, documents=2)
+    store = RewardStore(tmp_path / "r.jsonl")
+    weights = np.linspace(-1.0, 1.0, example.n)
+
+    def price(mask: np.ndarray) -> tuple[float, list[float]]:
+        return float(weights @ mask) / example.n, [0.0]
+
+    priced = fits_of(example, PricedReward(store, "e", price), ablations=False)
+    lexical = lexical_scores(example.example.segment_texts, "It is 3.")
+    replay = PricedReward(store, "e")
+    found = lds_design._locality_fits(example, replay, lexical)
+    assert sorted(b for k, b in found if k == "empty-anchor") == ["16", "32", "64", "8"]
+    assert sorted(b for k, b in found if k == "halves-union") == ["16", "32", "64"]
+    anchor = found[("empty-anchor", "32")].trained
+    assert not anchor[0].any() and len(anchor) == 32
+    np.testing.assert_array_equal(anchor[1:], priced[("auto", "32")].trained[:31])
+    union = found[("halves-union", "32")].trained
+    np.testing.assert_array_equal(union[16:], priced[("contextcite", "16")].trained)
+    assert len(union) == 32 and replay.replayed > 0
+    assert np.corrcoef(found[("empty-anchor", "64")].scores, weights)[0, 1] > 0.9
