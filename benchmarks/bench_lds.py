@@ -226,8 +226,11 @@ def fits_of(
             for b in budgets:
                 fit(method, b, str(b))
             continue
-        runs = (fit(method, top, None) for top in sorted(budgets, reverse=True))
-        whole = next((run for run in runs if run is not None), None)  # the longest priced
+
+        def priced(top: int, method: str = method) -> Any:
+            return fit(method, top, None)
+
+        whole = longest_run(priced, budgets)
         if whole is None:
             continue
         for b in [b for b in budgets if b <= whole.budget]:
@@ -254,6 +257,13 @@ def fits_of(
     found[("lexical", "0")] = Fit(lexical_scores(case.example.segment_texts, query), 0, empty)
     found[SIZE_ONLY] = Fit(np.ones(n), 0, empty)
     return found
+
+
+def longest_run(run: Callable[[int], Any], budgets: Sequence[int] = BUDGETS) -> Any:
+    """``run(budget)`` at the largest of ``budgets`` where it is not ``None`` (unpriced), or
+    ``None``: an anytime peer's shorter run is that run's prefix."""
+    runs = (run(top) for top in sorted(budgets, reverse=True))
+    return next((found for found in runs if found is not None), None)
 
 
 ADAPTIVE = "auto-adaptive"

@@ -44,6 +44,7 @@ from benchmarks.bench_lds import (
     _groups,
     cases,
     full_reward,
+    longest_run,
     measure,
     store_of,
     variant,
@@ -172,48 +173,46 @@ LOCALITY = {
 KernelSHAP's, the halves ContextCite-style's)."""
 
 
-def _locality_fits(
-    case: Case, reward: PricedReward, lexical: np.ndarray[Any, Any]
-) -> dict[tuple[str, str], Fit]:
+def _locality_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
     """:data:`LOCALITY`'s fits of one example over several documents (replays), at each
     budget whose subsets the store holds: ``auto``'s own fit read with the empty context in
     place of its last call (first, among the document level's rows), and one LASSO fit
     over ``auto``'s and ContextCite's subsets at half the budget each."""
     seed, groups = int(case.record["seed"]), _groups(case)
-    words = len(str(case.record["response"]).split())
+    response = str(case.record["response"])
+    lexical = lexical_scores(case.example.segment_texts, response)
+    ours = Auto().with_lexical(lexical, len(response.split()))  # as attribute() runs it
     empty = np.zeros(case.n, dtype=bool)
 
     def run(method: Any, budget: int) -> Any:
-        settings = AttributionSettings(seed=seed)
+        """The replayed run, ``None`` where a subset is not priced."""
         group = groups if isinstance(method, Auto) else None
-        return attribute_fn(
-            reward, case.n, budget=budget, method=method, groups=group, settings=settings
-        )
+        settings = AttributionSettings(seed=seed)
+        try:
+            return attribute_fn(
+                reward, case.n, budget=budget, method=method, groups=group, settings=settings
+            )
+        except Unpriced:
+            return None
 
-    whole = None  # ContextCite-style's longest priced run: a shorter one is its prefix
-    for top in sorted(BUDGETS, reverse=True):
-        try:
-            whole = run("contextcite", top)
-            break
-        except Unpriced:
-            continue
+    whole = longest_run(lambda top: run("contextcite", top))
+    runs = {b: run(ours, b) for b in BUDGETS}
     found: dict[tuple[str, str], Fit] = {}
-    for b in BUDGETS:
+    for b, result in runs.items():
+        if result is None:
+            continue
         try:
-            ours = run(Auto().with_lexical(lexical, words), b)
-            masks = np.vstack([empty[None], ours.masks[:-1]])
-            rewards = np.concatenate([[reward(empty)], ours.rewards[:-1]])
+            anchor = reward(empty)
         except Unpriced:
             continue
-        fitted = method_from_config(ours.method, ours.method_config)
+        masks = np.vstack([empty[None], result.masks[:-1]])
+        rewards = np.concatenate([[anchor], result.rewards[:-1]])
+        fitted = method_from_config(result.method, result.method_config)
         if isinstance(fitted, Hierarchical) and fitted.stage1_calls is not None:
             fitted.stage1_calls += 1  # the empty context: one more document level's row
         found[(ANCHOR, str(b))] = Fit(fitted.fit(masks, rewards, seed), b, masks)
-        if b // 2 not in BUDGETS or whole is None or whole.budget < b // 2:
-            continue
-        try:
-            half = run(Auto().with_lexical(lexical, words), b // 2)
-        except Unpriced:
+        half = runs.get(b // 2)  # auto at half the budget, with ContextCite's first rows
+        if half is None or whole is None or whole.budget < b // 2:
             continue
         masks = np.vstack([half.masks, whole.masks[: b // 2]])
         rewards = np.concatenate([half.rewards, whole.rewards[: b // 2]])
@@ -245,8 +244,7 @@ def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells
         reward = PricedReward(store, case.id)
         extra = variant_fits(case, reward)
         if _n_docs(case) > 1:
-            lexical = lexical_scores(case.example.segment_texts, str(case.record["response"]))
-            extra |= _locality_fits(case, reward, lexical)
+            extra |= _locality_fits(case, reward)
         cells, _ = measure(case, store, extra)
         rows.append(cells)
     if path is not None:

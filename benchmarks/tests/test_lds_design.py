@@ -257,7 +257,6 @@ def test_the_locality_replays_use_only_priced_subsets(tmp_path: Any) -> None:
     from benchmarks.bench_lds import fits_of
     from benchmarks.data import PricedReward, RewardStore
     from benchmarks.tests.test_lds import sentences_case
-    from camab_rag.lexical import lexical_scores
 
     example = sentences_case(12, documents=2)
     store = RewardStore(tmp_path / "r.jsonl")
@@ -267,9 +266,8 @@ def test_the_locality_replays_use_only_priced_subsets(tmp_path: Any) -> None:
         return float(weights @ mask) / example.n, [0.0]
 
     priced = fits_of(example, PricedReward(store, "e", price), ablations=False)
-    lexical = lexical_scores(example.example.segment_texts, "It is 3.")
     replay = PricedReward(store, "e")
-    found = lds_design._locality_fits(example, replay, lexical)
+    found = lds_design._locality_fits(example, replay)
     assert sorted(b for k, b in found if k == "empty-anchor") == ["16", "32", "64", "8"]
     assert sorted(b for k, b in found if k == "halves-union") == ["16", "32", "64"]
     anchor = found[("empty-anchor", "32")].trained
