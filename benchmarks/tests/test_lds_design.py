@@ -277,3 +277,87 @@ def test_the_locality_replays_use_only_priced_subsets(tmp_path: Any) -> None:
     np.testing.assert_array_equal(union[16:], priced[("contextcite", "16")].trained)
     assert len(union) == 32 and replay.replayed > 0
     assert np.corrcoef(found[("empty-anchor", "64")].scores, weights)[0, 1] > 0.9
+
+
+def test_the_bent_scales_turn_a_saturating_or_take_off_reward_into_its_sum() -> None:
+    """Lesson 9: a reward ``K - exp(-z)`` whose top sits the gap below ``K`` reads as
+    ``z`` on the saturating scale; ``bottom - gap + exp(z)`` reads as ``z`` on the
+    take-off scale; both scales keep the rewards' order."""
+    gap = lds_design.REWARD_GAP
+    z = np.array([0.1, 0.5, 1.0, math.log(1.0 / gap)])
+    saturating = 3.0 - np.exp(-z)  # its top is 3 - gap
+    np.testing.assert_allclose(lds_design.bent(saturating, concave=True), z, atol=1e-12)
+    z = np.array([math.log(gap), 0.0, 0.7, 1.5])
+    taking_off = -2.0 - gap + np.exp(z)
+    np.testing.assert_allclose(lds_design.bent(taking_off, concave=False), z, atol=1e-12)
+    rewards = np.array([-2.0, -0.5, -1.0, -3.0])
+    for concave in (True, False):
+        order = np.argsort(lds_design.bent(rewards, concave))
+        np.testing.assert_array_equal(order, np.argsort(rewards))
+
+
+def test_the_bent_replays_refit_autos_own_subsets_at_every_budget(tmp_path: Any) -> None:
+    """Lesson 9's replays train on exactly auto's subsets (nothing new is priced) and, on
+    a reward linear in the segments, still rank them as the weights do."""
+    from benchmarks.bench_lds import fits_of
+    from benchmarks.data import PricedReward, RewardStore
+    from benchmarks.tests.test_lds import sentences_case
+
+    example = sentences_case(12, documents=2)
+    store = RewardStore(tmp_path / "r.jsonl")
+    weights = np.linspace(-1.0, 1.0, example.n)
+
+    def price(mask: np.ndarray) -> tuple[float, list[float]]:
+        return float(weights @ mask) / example.n, [0.0]
+
+    priced = fits_of(example, PricedReward(store, "e", price), ablations=False)
+    found = lds_design._locality_fits(example, PricedReward(store, "e"))
+    for key in (lds_design.CONCAVE, lds_design.CONVEX):
+        assert sorted(b for k, b in found if k == key) == ["16", "32", "64", "8"]
+        for b in ("8", "64"):
+            np.testing.assert_array_equal(found[(key, b)].trained, priced[("auto", b)].trained)
+        assert np.corrcoef(found[(key, "64")].scores, weights)[0, 1] > 0.9
+
+
+def test_the_locality_table_takes_the_replays_it_is_given() -> None:
+    """Lesson 9's table: auto, the two bent replays and the best peer, and their counts."""
+    found = [case(40, 10, "b1"), case(40, 10, "b2")]
+    table: list[Cells] = []
+    for _ in found:
+        values = {"auto": 0.5, "reward-concave": 0.45, "reward-convex": 0.55}
+        values |= {"camab": 0.1, "contextcite": 0.6, "kernelshap": 0.2}
+        table.append(
+            {(k, "64"): dict.fromkeys(lds_design.SAMPLE_TITLES, v) for k, v in values.items()}
+        )
+    replays = (lds_design.CONCAVE, lds_design.CONVEX)
+    text, counts = lds_design.locality_table({"f": (found, table)}, replays)
+    assert "saturating reward" in text.splitlines()[0] and "half and half" not in text
+    row = next(r.split(" | ")[1:] for r in text.splitlines() if r.startswith("| f |"))
+    assert row[:6] == ["64", "2", "0.500", "0.450", "0.550", "0.600"]
+    assert counts["reward-convex"]["all"] == [1, 1]
+    assert counts["reward-concave"]["lds_keep"] == [0, 1]
+
+
+def test_every_method_is_read_against_the_best_of_the_others() -> None:
+    """Each method misses a cell where another's mean is more than 0.02 above its own;
+    counted per sample for 8-16 and for 32-64 calls; the sentence sums the target
+    samples (Bernoulli ½, keep 1-4) and orders the methods by misses."""
+    table: list[Cells] = []
+    for _ in range(2):
+        cells: Cells = {}
+        for b, values in (("8", (0.5, 0.1, 0.45, 0.2)), ("64", (0.5, 0.1, 0.6, 0.2))):
+            for k, v in zip(("auto", "camab", "contextcite", "kernelshap"), values):
+                cells[(k, b)] = dict.fromkeys(lds_design.SAMPLE_TITLES, v)
+        table.append(cells)
+    for cells in table:  # no removal cell at 64
+        cells[("auto", "64")]["lds_removal"] = math.nan
+    text, words = lds_design.every_method_table({"f": ([], table)})
+    rows = {r.split(" | ")[0][2:]: r.split(" | ")[1:] for r in text.splitlines()[2:]}
+    auto = rows["auto (ours, default)"]
+    assert auto[0] == "0 of 1 / 1 of 1" and auto[1] == "0 of 1 / 1 of 1"  # Bernoulli, keep
+    assert auto[2].rstrip(" |") == "0 of 1 / 0 of 0"  # remove 2-5: no 64-call cell
+    assert rows["ContextCite-style"][0] == "1 of 1 / 0 of 1"  # auto is among the others
+    assert words == (
+        "Target cells (Bernoulli ½ and keep 1-4) missed, of 4: auto (ours, default) 2, "
+        "ContextCite-style 2, CAMAB (Algorithm 1) 4, KernelSHAP 4."
+    )
