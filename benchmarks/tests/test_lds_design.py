@@ -253,7 +253,9 @@ def test_the_locality_table_reads_each_replay_beside_auto_and_counts_its_wins() 
 def test_the_locality_replays_use_only_priced_subsets(tmp_path: Any) -> None:
     """The empty context takes auto's last call (first among the rows, its last row
     dropped); half and half joins auto at half the budget and ContextCite-style's first
-    half-budget rows, from 16 calls; nothing is priced by the replays."""
+    half-budget rows, from 16 calls; lesson 9's bent replays train on exactly auto's
+    subsets and, on a reward linear in the segments, still rank them as the weights do;
+    nothing is priced by the replays."""
     from benchmarks.bench_lds import fits_of
     from benchmarks.data import PricedReward, RewardStore
     from benchmarks.tests.test_lds import sentences_case
@@ -277,6 +279,11 @@ def test_the_locality_replays_use_only_priced_subsets(tmp_path: Any) -> None:
     np.testing.assert_array_equal(union[16:], priced[("contextcite", "16")].trained)
     assert len(union) == 32 and replay.replayed > 0
     assert np.corrcoef(found[("empty-anchor", "64")].scores, weights)[0, 1] > 0.9
+    for key in (lds_design.CONCAVE, lds_design.CONVEX):
+        assert sorted(b for k, b in found if k == key) == ["16", "32", "64", "8"]
+        for b in ("8", "64"):
+            np.testing.assert_array_equal(found[(key, b)].trained, priced[("auto", b)].trained)
+        assert np.corrcoef(found[(key, "64")].scores, weights)[0, 1] > 0.9
 
 
 def test_the_bent_scales_turn_a_saturating_or_take_off_reward_into_its_sum() -> None:
@@ -294,29 +301,6 @@ def test_the_bent_scales_turn_a_saturating_or_take_off_reward_into_its_sum() -> 
     for concave in (True, False):
         order = np.argsort(lds_design.bent(rewards, concave))
         np.testing.assert_array_equal(order, np.argsort(rewards))
-
-
-def test_the_bent_replays_refit_autos_own_subsets_at_every_budget(tmp_path: Any) -> None:
-    """Lesson 9's replays train on exactly auto's subsets (nothing new is priced) and, on
-    a reward linear in the segments, still rank them as the weights do."""
-    from benchmarks.bench_lds import fits_of
-    from benchmarks.data import PricedReward, RewardStore
-    from benchmarks.tests.test_lds import sentences_case
-
-    example = sentences_case(12, documents=2)
-    store = RewardStore(tmp_path / "r.jsonl")
-    weights = np.linspace(-1.0, 1.0, example.n)
-
-    def price(mask: np.ndarray) -> tuple[float, list[float]]:
-        return float(weights @ mask) / example.n, [0.0]
-
-    priced = fits_of(example, PricedReward(store, "e", price), ablations=False)
-    found = lds_design._locality_fits(example, PricedReward(store, "e"))
-    for key in (lds_design.CONCAVE, lds_design.CONVEX):
-        assert sorted(b for k, b in found if k == key) == ["16", "32", "64", "8"]
-        for b in ("8", "64"):
-            np.testing.assert_array_equal(found[(key, b)].trained, priced[("auto", b)].trained)
-        assert np.corrcoef(found[(key, "64")].scores, weights)[0, 1] > 0.9
 
 
 def test_the_locality_table_takes_the_replays_it_is_given() -> None:
