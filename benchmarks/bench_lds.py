@@ -348,10 +348,19 @@ def drop_masks(case: Case, store: RewardStore) -> list[Mask]:
     return [removal_mask(case.n, removal_set(f.scores, k)) for f in fits.values() for k in DROP_KS]
 
 
+def picked(found: list[Case], offset: int, n: int, results: str) -> list[Case]:
+    """``found[offset : offset + n]``, or :class:`SystemExit` naming the file's size when
+    that is empty (nothing to price)."""
+    chosen = found[offset : offset + n]
+    if not chosen:
+        raise SystemExit(f"{results}: no example at offset {offset} ({len(found)} examples)")
+    return chosen
+
+
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
-    found = cases(args.results, args.shape)[args.offset : args.offset + args.n]
+    found = picked(cases(args.results, args.shape), args.offset, args.n, args.results)
     store = store_of(args.results, args.shape)
     also = [s for s in args.also if s != args.shape]
     partners = {

@@ -46,6 +46,7 @@ from benchmarks.bench_lds import (
     full_reward,
     longest_run,
     measure,
+    picked,
     store_of,
     variant,
 )
@@ -143,7 +144,7 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
-    found = cases(args.results)[args.offset : args.offset + args.n]
+    found = picked(cases(args.results), args.offset, args.n, args.results)
     store = store_of(args.results)
     pricing = ModelPrice(
         lambda: TransformersScorer(

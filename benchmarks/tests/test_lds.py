@@ -299,3 +299,15 @@ def test_the_drops_phase_prices_every_fits_top_k_but_not_the_equal_scores_row(
     assert SIZE_ONLY in replayed and ("auto", "8") in replayed
     masks = drop_masks(case, store)
     assert len(masks) == len(DROP_KS) * (len(replayed) - 1)
+
+
+def test_an_offset_past_the_file_names_its_size() -> None:
+    """``lds run`` past the last example says so (no IndexError deep in the run)."""
+    import pytest
+
+    from benchmarks.bench_lds import picked
+
+    found = [sentences_case(4), sentences_case(6)]
+    assert picked(found, 1, 5, "f") == found[1:]
+    with pytest.raises(SystemExit, match="f: no example at offset 2 \\(2 examples\\)"):
+        picked(found, 2, 1, "f")
