@@ -228,8 +228,8 @@ def _locality_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fi
     for b, result in runs.items():
         if result is None:
             continue
+        fitted = method_from_config(result.method, result.method_config)
         for key, concave in ((CONCAVE, True), (CONVEX, False)):
-            fitted = method_from_config(result.method, result.method_config)
             bent_scores = fitted.fit(result.masks, bent(result.rewards, concave), seed)
             found[(key, str(b))] = Fit(bent_scores, result.n_queries, result.masks)
         try:
@@ -709,6 +709,14 @@ def kept_table(every: Part) -> str:
     return markdown_table(["file", "budget", *(LABELS[k] for k in keys)], rows)
 
 
+def _complete(cells: list[Cells], keys: Any, metric: str) -> list[Cells]:
+    """The examples' cells in which every one of ``keys`` (method, budget label) has a
+    number for ``metric``."""
+    return [
+        t for t in cells if all(not math.isnan(t.get(k, {}).get(metric, math.nan)) for k in keys)
+    ]
+
+
 SIZE_READ_FROM = 0.1
 """The equal-scores LDS from which lesson 7 names a file (the size explains a share)."""
 
@@ -724,11 +732,7 @@ def size_table(every: Part) -> tuple[str, list[str]]:
         cells = [t for c, t in zip(found, table) if _n_docs(c) > 1]
         row: list[object] = [stem]
         for metric, _ in METRICS:
-            both = [
-                t
-                for t in cells
-                if all(not math.isnan(t.get(k, {}).get(metric, math.nan)) for k in keys)
-            ]
+            both = _complete(cells, keys, metric)
             means = [
                 float(np.mean([t[k][metric] for t in both])) if both else math.nan for k in keys
             ]
@@ -760,13 +764,7 @@ def locality_table(
             row: list[object] = [stem, b]
             above: dict[str, list[bool]] = {k: [] for k in here}  # per sample
             for metric in SAMPLE_TITLES:
-                have = [
-                    t
-                    for t in cells
-                    if all(
-                        not math.isnan(t.get((k, str(b)), {}).get(metric, math.nan)) for k in keys
-                    )
-                ]
+                have = _complete(cells, [(k, str(b)) for k in keys], metric)
                 if not have:
                     row += [0, *["–"] * (width - 1)]
                     continue
@@ -829,14 +827,7 @@ def every_method_table(every: Part) -> tuple[str, str]:
     for _, table in every.values():
         for b in BUDGETS:
             for metric in SAMPLE_TITLES:
-                have = [
-                    t
-                    for t in table
-                    if all(
-                        not math.isnan(t.get((k, str(b)), {}).get(metric, math.nan))
-                        for k in EVERY_METHOD
-                    )
-                ]
+                have = _complete(table, [(k, str(b)) for k in EVERY_METHOD], metric)
                 if not have:
                     continue
                 means = {k: np.mean([t[(k, str(b))][metric] for t in have]) for k in EVERY_METHOD}
