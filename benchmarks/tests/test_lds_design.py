@@ -147,10 +147,44 @@ def test_a_file_priced_after_the_choice_is_read_on_all_rows_alone() -> None:
         cells[(rule.key(c, 8), "8")] = {"lds_bernoulli": ours}
         cells[("auto-adaptive", "8")] = {"lds_bernoulli": 0.0}
         table.append(cells)
-    text = lds_design.target_table({"fresh": ([], [])}, {"fresh": (found, table)}, rule)
+    text, words = lds_design.target_table({"fresh": ([], [])}, {"fresh": (found, table)}, rule)
     rows = [line for line in text.splitlines() if line.startswith("| fresh")]
+    assert words.startswith("On all rows 0 cells miss the target")
     assert len(rows) == 1 and "| all | 8 | LDS, Bernoulli ½ | 2 |" in rows[0]
-    assert "ContextCite-style 0.600 | +0.100 | yes" in rows[0]
+    assert "ContextCite-style 0.600 | +0.100 | yes | -2.441 to +2.641: on it |" in rows[0]
+
+
+def test_a_gap_is_settled_only_where_its_interval_clears_the_line() -> None:
+    """The target table's interval: ``auto`` minus the peer, paired by example (a missing
+    cell drops its example), read against the 0.02 line."""
+
+    def table(gaps: list[float]) -> list[Cells]:
+        return [
+            {("auto", "64"): {"lds_keep": 0.5 + g}, ("contextcite", "64"): {"lds_keep": 0.5}}
+            for g in gaps
+        ]
+
+    below = [*table([-0.10, -0.11, -0.12]), {("auto", "64"): {"lds_keep": 0.9}}]
+    assert lds_design._gap_interval(below, 64, "lds_keep", "contextcite") == (
+        "-0.135 to -0.085: below",
+        "below",
+    )
+    above = lds_design._gap_interval(table([0.10, 0.11, 0.12]), 64, "lds_keep", "contextcite")
+    assert above == ("+0.085 to +0.135: above", "above")
+    straddles = lds_design._gap_interval(table([0.05, -0.05, 0.0]), 64, "lds_keep", "contextcite")
+    assert straddles[1] == "on it"
+    assert lds_design._gap_interval(table([0.1]), 64, "lds_keep", "contextcite")[1] == "unknown"
+    found = [case(20, 10, f"g{i}") for i in range(6)]
+    part = {"f": (found, table([-0.10, -0.11, -0.12, 0.05, -0.05, 0.0]))}
+    _, words = lds_design.target_table({"f": ([], [])}, part, shipped_rule())
+    assert words.startswith("On all rows 1 cell misses the target;")
+    assert "wholly below the line in 0 of them" in words  # six rows straddle the line
+    part = {"f": (found[:3], table([-0.10, -0.11, -0.12]))}
+    _, words = lds_design.target_table({"f": ([], [])}, part, shipped_rule())
+    assert (
+        "1 cell misses the target; the 95% interval of the gap lies wholly below the line in 1 "
+        in words
+    )
 
 
 def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
