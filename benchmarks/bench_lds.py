@@ -279,6 +279,7 @@ def variant(switches: dict[str, Any]) -> Auto:
             "document_opening": False,
             "one_document_halves_below": 0.0,
             "one_document_lasso_from": math.inf,
+            "unlikely_halves_from": math.inf,
             **switches,
         }
     )

@@ -25,6 +25,7 @@ from camab_rag.runs import (
     check_groups,
     check_planned_calls,
     finish_run,
+    full_reward_steps,
     start_run,
     whole_number,
 )
@@ -138,7 +139,9 @@ def attribution_steps(
             chosen = replace(chosen, method=free, hierarchical=False)
         lexical = lexical_scores([segment.text for segment in segments], response)
         words = len(response.split())
-        run = start_run(len(segments), chosen, groups, parallel_requests(scorer), lexical, words)
+        full = yield from full_reward_steps(oracle, len(segments), chosen, groups)
+        parallel = parallel_requests(scorer)
+        run = start_run(len(segments), chosen, groups, parallel, lexical, words, full)
         run.follow(oracle, progress, chosen.anchors)
         yield from run.rounds(oracle)
         extra: dict[str, Any] = {"reward": get_reward(chosen.reward)[0]}
@@ -209,13 +212,17 @@ def attribute_fn(
 ) -> AttributionResult:
     """Attribute ``value_fn`` (a boolean mask of shape ``(n_segments,)`` -> a float reward;
     each distinct mask evaluated once, ``budget`` of them). ``groups``: each segment's
-    document index, for a hierarchical run; ``budget``/``method`` override ``settings``."""
+    document index, for a hierarchical run; ``budget``/``method`` override ``settings``.
+    ``auto`` over several documents may read the full context's value first, as a mean
+    log-prob a token (:func:`~camab_rag.runs.full_reward_steps`)."""
     n = whole_number(n_segments, "n_segments", 1)
     if not callable(value_fn):
         raise InputError("value_fn must be callable: mask -> float")
     chosen = resolve_settings(settings, budget=budget, method=method)
     oracle = FunctionOracle(value_fn)
-    run = start_run(n, chosen, check_groups(groups, n))
+    owners = check_groups(groups, n)
+    full = drive(full_reward_steps(oracle, n, chosen, owners))
+    run = start_run(n, chosen, owners, full_reward=full)
     run.follow(oracle, progress, False)
     drive(run.rounds(oracle))
     run.report(oracle.n_queries, last=True)

@@ -127,6 +127,29 @@ def check_groups(groups: object, n_segments: int) -> list[int] | None:
     return ids
 
 
+def full_reward_steps(
+    oracle: ScorerOracle | FunctionOracle,
+    n_segments: int,
+    settings: AttributionSettings,
+    groups: list[int] | None = None,
+) -> Steps[float | None]:
+    """The full context's reward, scored before the run, when ``auto``'s rule reads it
+    (:meth:`Auto.reads_full_reward`, the default reward); the run's design reuses the
+    call. Else ``None``, with no call."""
+    n_docs = max(groups) + 1 if groups else 1
+    method = settings.method_instance
+    if (
+        not isinstance(method, Auto)
+        or settings.reward != "mean_logprob"
+        or settings.judge_only
+        or n_segments > MAX_SEGMENTS
+        or not method.reads_full_reward(n_segments, int(settings.budget), n_docs)
+    ):
+        return None
+    rewards = yield from oracle.rewards(np.ones((1, n_segments), dtype=bool))
+    return float(rewards[0])
+
+
 def start_run(
     n_segments: int,
     settings: AttributionSettings,
@@ -134,9 +157,11 @@ def start_run(
     parallel: int = 1,
     lexical: Sequence[float] | NDArray[np.float64] | None = None,
     answer_words: int | None = None,
+    full_reward: float | None = None,
 ) -> Run:
     """The run of ``settings``' method for this context: ``auto`` fits its draws to
-    ``parallel`` requests, ``groups`` and the ``lexical`` scores of ``answer_words`` words."""
+    ``parallel`` requests, ``groups``, the ``lexical`` scores of ``answer_words`` words
+    and the ``full_reward`` (:func:`full_reward_steps`)."""
     if n_segments > MAX_SEGMENTS:
         raise InputError(
             f"{n_segments} segments is more than {MAX_SEGMENTS}: use a coarser granularity "
@@ -149,6 +174,7 @@ def start_run(
     n_docs = max(groups) + 1 if groups else 1
     if isinstance(chosen, Auto):
         chosen = chosen.for_scorer(parallel, budget).with_lexical(lexical, answer_words)
+        chosen = chosen.with_full_reward(full_reward)
         chosen = chosen.for_budget(n_segments, budget, n_docs)
     if chosen.name == "kernelshap" and budget < 2:
         raise InputError("kernelshap needs a budget of at least 2 (empty and full context)")

@@ -309,3 +309,23 @@ def test_wrappers_pass_the_inner_capacity_through() -> None:
     # before a fallback: the smaller, so a proxy that takes over mid-run is not over-asked
     assert parallel_requests(ProxyFallbackScorer(ParallelScorer(8), ParallelScorer(2))) == 2
     assert parallel_requests(ProxyFallbackScorer(None, ParallelScorer(3))) == 3
+
+
+def test_an_answer_the_sources_never_state_gets_the_halves_in_the_same_calls() -> None:
+    """Through ``attribute`` at 64 calls: an answer none of whose words the context holds
+    (-3 nats a token at the full context, as another model's might be) takes ContextCite's
+    random halves after the full context, in the same 64 calls; the scorer's batches are
+    the full context, then the halves 8 at a time. At 40 calls (under 64) nothing moves."""
+    scorer = ParallelScorer(8)
+    settings = AttributionSettings().with_changes(budget=64)
+    answer = "Rembrandt sketched Haarlem."
+    result = attribute("Who was the artist?", documents(), answer, scorer, settings=settings)
+    assert result.n_queries == 64 and result.masks[0].all()
+    assert result.method_config["design"] == "random_halves"
+    assert not result.method_config.get("hierarchical")
+    assert scorer.batches == [1] + [8] * 7 + [7]
+    fewer = ParallelScorer(8)
+    below = attribute(
+        "Who was the artist?", documents(), answer, fewer, settings=settings.with_changes(budget=40)
+    )
+    assert below.method_config["hierarchical"] and fewer.batches[0] == 7

@@ -6,8 +6,16 @@ import pytest
 
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.methods import Auto
-from camab_rag.methods.auto import JOINT_FIT_BELOW, _Switches, budget_rule
+from camab_rag.methods.auto import (
+    JOINT_FIT_BELOW,
+    UNLIKELY_ANSWER,
+    UNLIKELY_HALVES_FROM,
+    UNLIKELY_HALVES_MIN_CALLS,
+    _Switches,
+    budget_rule,
+)
 from camab_rag.methods.base import lasso_scores
+from camab_rag.methods.baselines import ContextCite
 from camab_rag.methods.registry import method_from_config
 
 N = 40
@@ -207,3 +215,66 @@ def test_a_stored_config_with_retired_switches_still_refits() -> None:
     }
     refit = method_from_config(ours.method, old)
     np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
+
+
+# ------------------------------------------- an answer the model would not give itself
+
+
+def unlikely(mask: np.ndarray) -> float:
+    """The planted rewards, 2 nats a token lower: -2.2 at the full context."""
+    return planted(mask) - 2.0
+
+
+@pytest.mark.parametrize(
+    ("full", "n_segments", "budget", "n_docs", "design"),
+    [
+        (-2.2, 40, 64, 10, "random_halves"),  # N + 1 calls and 64: the halves
+        (-2.2, 40, 41, 10, "adaptive"),  # under 64 calls
+        (-2.2, 70, 64, 10, "adaptive"),  # under N + 1 calls
+        (-1.4, 40, 64, 10, "adaptive"),  # likely enough: the model's own answer
+        (None, 40, 64, 10, "adaptive"),  # not read
+        (-2.2, 40, 64, 40, "adaptive"),  # one segment a document
+        (-2.2, 5, 64, 2, "adaptive"),  # every subset fits
+    ],
+)
+def test_an_unlikely_answer_takes_the_halves_over_several_documents(
+    full, n_segments, budget, n_docs, design
+):
+    assert budget_rule(_Switches(), n_segments, budget, n_docs, None, full).design == design
+    assert UNLIKELY_ANSWER == -1.5 and UNLIKELY_HALVES_FROM == 1.0
+    assert UNLIKELY_HALVES_MIN_CALLS == 64
+    assert budget_rule(_Switches(), 40, 64, 1, None, -2.2).estimator == "lasso"  # one document
+
+
+def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halves():
+    """One call on the full context first; for an unlikely answer the halves take the rest
+    of the budget (no call more) and LASSO reads them with it; else the run's hierarchical
+    design reuses that call."""
+    ours = attribute_fn(unlikely, N, budget=64, groups=GROUPS, settings=AttributionSettings(seed=5))
+    assert ours.n_queries == 64 and ours.masks.shape == (64, N)
+    assert ours.masks[0].all() and ours.method_config["design"] == "random_halves"
+    halves = ContextCite().sampler(N, 63, np.random.default_rng(5)).next_masks()
+    np.testing.assert_array_equal(ours.masks[1:], halves)
+    np.testing.assert_allclose(ours.scores, lasso_scores(ours.masks, ours.rewards), atol=1e-12)
+    refit = method_from_config(ours.method, ours.method_config)
+    np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
+    assert sorted(np.argsort(-ours.scores)[:6].tolist()) == np.flatnonzero(WEIGHTS).tolist()
+
+    likely = run(budget=64)
+    assert likely.n_queries == 64 and likely.method_config["hierarchical"]
+    assert likely.method_config["design"] == "adaptive"
+    below = attribute_fn(
+        unlikely, N, budget=40, groups=GROUPS, settings=AttributionSettings(seed=5)
+    )
+    assert below.method_config["hierarchical"] and below.n_queries <= 40
+
+
+def test_only_the_default_reward_is_read_against_the_cut():
+    """The cut is in mean log-prob a token: another reward keeps the hierarchical design
+    and makes no call first."""
+    settings = AttributionSettings(seed=5, reward="sum_logprob")
+    result = attribute_fn(unlikely, N, budget=64, groups=GROUPS, settings=settings)
+    assert result.method_config["hierarchical"] and result.method_config["design"] == "adaptive"
+    off = Auto._variant(unlikely_halves_from=float("inf"))
+    same = attribute_fn(unlikely, N, budget=64, method=off, groups=GROUPS, settings=settings)
+    np.testing.assert_array_equal(result.masks, same.masks)

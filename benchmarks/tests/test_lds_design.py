@@ -193,8 +193,8 @@ def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
     without a new missed cell, else ``auto`` as shipped (never) stays."""
     short, long_ = short_case(40, 10, "s1", 1), short_case(40, 10, "s2", 9)
     assert lds_design._short_halves_key(short, 64, 1, 1.25) == ("halves-lasso", "64")
-    assert lds_design._short_halves_key(short, 32, 1, 1.25) == ("auto", "32")
-    assert lds_design._short_halves_key(long_, 64, 1, 1.25) == ("auto", "64")
+    assert lds_design._short_halves_key(short, 32, 1, 1.25) == (lds_design.LIKELY, "32")
+    assert lds_design._short_halves_key(long_, 64, 1, 1.25) == (lds_design.LIKELY, "64")
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
         found = [short_case(40, 10, f"h{i}", 1) for i in range(2)]
@@ -202,7 +202,7 @@ def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
         for _ in found:
             cells: Cells = {}
             for b in (8, 16, 32, 64):
-                cells[("auto", str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
+                cells[(lds_design.LIKELY, str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
                 cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
                 cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
             table.append(cells)
@@ -212,6 +212,36 @@ def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
     assert better == (1, 0.25)  # the fewest words, the earliest cut
     _, worse = lds_design.short_halves_sweep(part(0.1), part(0.1))
     assert worse == lds_design.SHORT_HALVES == (0.0, math.inf)
+
+
+def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> None:
+    """The likelihood sweep: an answer under -L nats a token at the full context reads the
+    random halves from ``c * (N + 1)`` calls on; chosen as the words sweep is."""
+    given, own = short_case(40, 10, "u1", 3), short_case(40, 10, "u2", 3)
+    given.record["full_logprob"], own.record["full_logprob"] = -2.0, -0.2
+    assert lds_design._unlikely_key(given, 64, 1.5, 1.0) == ("halves-lasso", "64")
+    assert lds_design._unlikely_key(given, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")
+    assert lds_design._unlikely_key(own, 64, 0.25, 0.25) == (lds_design.LIKELY, "64")
+    small = short_case(10, 3, "u3", 3)
+    small.record["full_logprob"] = -2.0
+    assert lds_design._unlikely_key(small, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")  # < 64
+
+    def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
+        table: list[Cells] = []
+        for _ in (given, own):
+            cells: Cells = {}
+            for b in (8, 16, 32, 64):
+                cells[(lds_design.LIKELY, str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
+                cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
+                cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
+            table.append(cells)
+        return {"f": ([given, own], table)}
+
+    table, better = lds_design.unlikely_halves_sweep(part(0.9), part(0.9))
+    assert better == (0.25, 1.0) and table.startswith("| L | 1.0 |")  # one call a unit
+    _, worse = lds_design.unlikely_halves_sweep(part(0.1), part(0.1))
+    assert worse == (math.inf, math.inf)
+    assert lds_design.SHIPPED_UNLIKELY == (1.5, 1.0)
 
 
 def test_the_share_kept_table_averages_each_methods_subsets_over_several_documents() -> None:
@@ -252,11 +282,16 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
     path = tmp_path / "check.jsonl"
     old = {"auto@8": 0.5, "contextcite@8": 0.4, "auto@16": 0.6, "contextcite@16": 0.6}
     new = {**old, "auto@32": 0.7, "contextcite@32": 0.9}
-    path.write_text("\n".join(json.dumps({"lds": x}) for x in (old, old, new)) + "\n")
+    newest = {**new, "auto@64": 0.8, "contextcite@64": 0.7}
+    designs = {"auto@32": "adaptive", "auto@64": "random_halves"}
+    lines = [{"lds": x} for x in (old, old, new)] + [{"lds": newest, "designs": designs}]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", path)
     rows = [r.split(" | ")[:2] for r in lds_design.heldout_table().splitlines()[2:]]
-    assert rows == [["| 8", "3"], ["| 16", "3"], ["| 32", "1"]]
-    assert "-0.200" in lds_design.heldout_table().splitlines()[-1]
+    assert rows == [["| 8", "4"], ["| 16", "4"], ["| 32", "2"], ["| 64", "1"]]
+    last = lds_design.heldout_table().splitlines()
+    assert "-0.200" in last[-2] and "0 of 1 |" in last[-2]  # one row records its design
+    assert last[-1] == "| 64 | 1 | 0.800 | 0.700 | 0.100 | 1 of 1 |"
 
 
 def test_the_locality_table_reads_each_replay_beside_auto_and_counts_its_wins() -> None:

@@ -1,7 +1,9 @@
 """``method="auto"``, the default, chosen for quality per model call: every subset when
 ``2**N`` calls fit; over several documents, hierarchically, each level opening with every
 unit left out once, then CAMAB's Thompson draws read with a flat-intercept posterior; on
-one document's sentences, LASSO or ContextCite's random halves; under few calls per unit,
+one document's sentences, LASSO or ContextCite's random halves; over several documents for
+an answer the model would not give itself (unlikely at the full context, e.g. another
+model's through a proxy), the random halves from ``N + 1`` and 64 calls; under few calls a unit,
 the answer's lexical scores as a prior. The rule is :func:`budget_rule`."""
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ ONE_DOCUMENT_HALVES_BELOW = 0.25
 LEXICAL_PRIOR_BELOW = 1.25
 SHORT_ANSWER_WORDS = 6  # over several documents, the prior for answers this short ...
 SHORT_LEXICAL_BELOW = 0.5  # ... under this many calls per unit
+# over several documents, an answer the model would not give itself (its mean log-prob per
+# token at the full context under this) takes the random halves from this many calls a unit
+# (LASSO then reads at least as many rows as units), and from this many calls: where the
+# rule was measured (at fewer, few contexts reach N + 1 calls and the halves lost there)
+UNLIKELY_ANSWER = -1.5
+UNLIKELY_HALVES_FROM = 1.0
+UNLIKELY_HALVES_MIN_CALLS = 64
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "lasso"),
@@ -94,6 +103,7 @@ class _Switches:
     lexical_prior_below: float = LEXICAL_PRIOR_BELOW
     lexical_prior: bool = False
     one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
+    unlikely_halves_from: float = UNLIKELY_HALVES_FROM
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -101,13 +111,36 @@ class _Switches:
                 raise InputError(f"unknown {name} {getattr(self, name)!r}; choose one of {allowed}")
 
 
+def _reads_full_reward(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> bool:
+    """Whether :func:`budget_rule` reads the full context's reward for this run: over
+    several documents (not one each), from its cut of calls a unit and
+    :data:`UNLIKELY_HALVES_MIN_CALLS`, when the budget does not cover every subset."""
+    every_subset = n_segments < 62 and 2**n_segments <= budget
+    several = 1 < n_docs < n_segments
+    least = max(switches.unlikely_halves_from * (n_segments + 1), UNLIKELY_HALVES_MIN_CALLS)
+    return several and not every_subset and budget >= least
+
+
 def budget_rule(
-    switches: _Switches, n_segments: int, budget: int, n_docs: int, answer_words: int | None = None
+    switches: _Switches,
+    n_segments: int,
+    budget: int,
+    n_docs: int,
+    answer_words: int | None = None,
+    full_reward: float | None = None,
 ) -> _Switches:
     """``auto``'s design for one run: on one document the random halves under a cut of
-    calls per unit, else LASSO; over several, one joint fit under a cut; the lexical prior
-    under a cut on one document, over several only for a short answer."""
+    calls per unit, else LASSO; over several, one joint fit under a cut, and the random
+    halves for an answer the model finds unlikely (``full_reward``, the mean log-prob at
+    the full context) from a cut; the lexical prior under a cut on one document, over
+    several only for a short answer."""
     units = n_segments + 1  # the cuts are in calls per unit
+    if (
+        full_reward is not None
+        and full_reward < UNLIKELY_ANSWER
+        and _reads_full_reward(switches, n_segments, budget, n_docs)
+    ):
+        return replace(switches, design="random_halves", lexical_prior=False)
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
     cut = switches.lexical_prior_below if n_docs <= 1 else SHORT_LEXICAL_BELOW
     switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
@@ -132,7 +165,11 @@ class AutoSampler(CamabSampler):
         self.rows = np.zeros((0, n_segments), dtype=bool)
         size = min(budget, round(SHAPLEY_OPENING * budget))  # one level: KernelSHAP's share
         self.opening: Masks | None = None
-        if halves:  # method="contextcite"'s subsets for the same seed, nothing after them
+        if halves and method._full_reward is not None:  # the full context, already scored
+            rest = ContextCite().sampler(n_segments, budget - 1, rng).next_masks()
+            full = np.ones((1, n_segments), dtype=bool)
+            self.opening = full if rest is None else np.vstack([full, rest])
+        elif halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
         elif switches.leave_one_out_first:
             self.opening = leave_one_out_rows(n_segments) if n_segments < budget else None
@@ -166,6 +203,7 @@ class Auto(Method):
     _switches: _Switches = field(default_factory=_Switches, repr=False, kw_only=True)
     _lexical: tuple[float, ...] | None = field(default=None, repr=False, kw_only=True)
     _answer_words: int | None = field(default=None, repr=False, kw_only=True)
+    _full_reward: float | None = field(default=None, repr=False, kw_only=True)
 
     name = "auto"
 
@@ -196,6 +234,21 @@ class Auto(Method):
         words = None if answer_words is None else int(answer_words)
         return replace(self, _lexical=tuple(float(v) for v in values), _answer_words=words)
 
+    def reads_full_reward(self, n_segments: int, budget: int, n_docs: int) -> bool:
+        """Whether this run's design depends on the full context's reward
+        (:meth:`with_full_reward`): over several documents, from a cut of calls a unit
+        and :data:`UNLIKELY_HALVES_MIN_CALLS` calls."""
+        return _reads_full_reward(self._switches, n_segments, budget, n_docs)
+
+    def with_full_reward(self, reward: float | None) -> Auto:
+        """These settings with the full context's reward (the mean log-prob of the answer's
+        tokens), which :func:`budget_rule` may read; ``None`` keeps ``self``."""
+        if reward is None:
+            return self
+        if not np.isfinite(reward):
+            raise InputError(f"the full context's reward must be a finite number, got {reward}")
+        return replace(self, _full_reward=float(reward))
+
     @property
     def lexical_prior(self) -> bool:
         return self._switches.lexical_prior and self._lexical is not None
@@ -218,7 +271,9 @@ class Auto(Method):
 
     def for_budget(self, n_segments: int, budget: int, n_docs: int = 1) -> Auto:
         """These settings for a run over ``n_segments`` units of ``n_docs`` documents."""
-        switches = budget_rule(self._switches, n_segments, budget, n_docs, self._answer_words)
+        switches = budget_rule(
+            self._switches, n_segments, budget, n_docs, self._answer_words, self._full_reward
+        )
         return replace(self, _switches=switches)
 
     def one_level(self, documents: bool = False) -> Auto:
@@ -256,6 +311,7 @@ class Auto(Method):
         config.update(config.pop("_switches"))  # flat, as stored results hold them
         lexical = config.pop("_lexical")
         config.pop("_answer_words")
+        config.pop("_full_reward")
         config["lexical_prior"] = self.lexical_prior  # in force: the rule and the scores
         if lexical is not None:
             config["lexical_weights"] = [round(float(w), 6) for w in lexical]
