@@ -253,6 +253,8 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     ours = attribute_fn(unlikely, N, budget=64, groups=GROUPS, settings=AttributionSettings(seed=5))
     assert ours.n_queries == 64 and ours.masks.shape == (64, N)
     assert ours.masks[0].all() and ours.method_config["design"] == "random_halves"
+    assert ours.method_config["estimator"] == "lasso"  # what reads the halves
+    assert ours.method_config["full_reward"] == pytest.approx(ours.rewards[0]) == -2.2
     halves = ContextCite().sampler(N, 63, np.random.default_rng(5)).next_masks()
     np.testing.assert_array_equal(ours.masks[1:], halves)
     np.testing.assert_allclose(ours.scores, lasso_scores(ours.masks, ours.rewards), atol=1e-12)
@@ -263,10 +265,12 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     likely = run(budget=64)
     assert likely.n_queries == 64 and likely.method_config["hierarchical"]
     assert likely.method_config["design"] == "adaptive"
+    assert likely.method_config["full_reward"] == pytest.approx(-0.2)
     below = attribute_fn(
         unlikely, N, budget=40, groups=GROUPS, settings=AttributionSettings(seed=5)
     )
     assert below.method_config["hierarchical"] and below.n_queries <= 40
+    assert "full_reward" not in below.method_config  # not read under 64 calls
 
 
 def test_only_the_default_reward_is_read_against_the_cut():

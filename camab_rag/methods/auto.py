@@ -140,12 +140,12 @@ def budget_rule(
         and full_reward < UNLIKELY_ANSWER
         and _reads_full_reward(switches, n_segments, budget, n_docs)
     ):
-        return replace(switches, design="random_halves", lexical_prior=False)
+        return replace(switches, design="random_halves", estimator="lasso", lexical_prior=False)
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
     cut = switches.lexical_prior_below if n_docs <= 1 else SHORT_LEXICAL_BELOW
     switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
     if n_docs <= 1 and budget < switches.one_document_halves_below * units:
-        return replace(switches, design="random_halves")
+        return replace(switches, design="random_halves", estimator="lasso")
     every_subset = n_segments < 62 and 2**n_segments <= budget
     if n_docs <= 1 and not every_subset and budget >= switches.one_document_lasso_from * units:
         return replace(switches, estimator="lasso")
@@ -311,7 +311,9 @@ class Auto(Method):
         config.update(config.pop("_switches"))  # flat, as stored results hold them
         lexical = config.pop("_lexical")
         config.pop("_answer_words")
-        config.pop("_full_reward")
+        full = config.pop("_full_reward")
+        if full is not None:  # what the rule read (the design's reason)
+            config["full_reward"] = round(float(full), 6)
         config["lexical_prior"] = self.lexical_prior  # in force: the rule and the scores
         if lexical is not None:
             config["lexical_weights"] = [round(float(w), 6) for w in lexical]
