@@ -414,3 +414,26 @@ def test_every_method_is_read_against_the_best_of_the_others() -> None:
         "Target cells (Bernoulli ½ and keep 1-4) missed, of 4: auto (ours, default) 2, "
         "ContextCite-style 2, CAMAB (Algorithm 1) 4, KernelSHAP 4."
     )
+
+
+def test_the_moves_table_shows_only_the_cells_a_switch_moves() -> None:
+    """``auto`` against a variant on the examples over several documents with both priced:
+    a cell where nothing moves is left out; drop@3 and gold AUROC are read like the LDS."""
+    found = [case(40, 10, "m1"), case(40, 10, "m2"), case(20, 1, "m3")]
+    table: list[Cells] = []
+    for moved in (0.2, 0.4, 9.0):  # the one-document example is left out
+        cells: Cells = {
+            (lds_design.LIKELY, "64"): {"lds_keep": 0.3, "drop@3": 1.0, "auroc": 0.6},
+            ("auto", "64"): {"lds_keep": 0.3 + moved, "drop@3": 1.0, "auroc": 0.6 + moved},
+            (lds_design.LIKELY, "32"): {"lds_keep": 0.3},
+        }
+        table.append(cells)
+    text = lds_design.moves_table(
+        {"f": (found, table)}, lds_design.LIKELY, "without", lds_design.MOVED_TITLES
+    )
+    rows = [r for r in text.splitlines() if r.startswith("| f |")]
+    assert rows == [
+        "| f | 64 | LDS, keep 1-4 | 2 | 0.300 | 0.600 | +0.300 |",
+        "| f | 64 | gold AUROC | 2 | 0.600 | 0.900 | +0.300 |",
+    ]
+    assert "| without | auto | change |" in text.splitlines()[0]
