@@ -187,6 +187,20 @@ def test_a_gap_is_settled_only_where_its_interval_clears_the_line() -> None:
     )
 
 
+def halves_part(found: list[Case], halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
+    """One file whose examples read ``halves`` on the random halves at every budget, 0.5
+    without the switch and 0.4 for ContextCite-style (both target samples)."""
+    table: list[Cells] = []
+    for _ in found:
+        cells: Cells = {}
+        for b in (8, 16, 32, 64):
+            cells[(lds_design.LIKELY, str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
+            cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
+            cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
+        table.append(cells)
+    return {"f": (found, table)}
+
+
 def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
     """The halves sweep: a one-word answer over several documents reads the random halves
     from ``c * (N + 1)`` calls on; the chosen (T, c) beats ``auto``'s own dev objective
@@ -197,16 +211,7 @@ def test_short_answers_take_the_halves_only_when_the_dev_rows_say_so() -> None:
     assert lds_design._short_halves_key(long_, 64, 1, 1.25) == (lds_design.LIKELY, "64")
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
-        found = [short_case(40, 10, f"h{i}", 1) for i in range(2)]
-        table: list[Cells] = []
-        for _ in found:
-            cells: Cells = {}
-            for b in (8, 16, 32, 64):
-                cells[(lds_design.LIKELY, str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
-                cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
-                cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
-            table.append(cells)
-        return {"f": (found, table)}
+        return halves_part([short_case(40, 10, f"h{i}", 1) for i in range(2)], halves)
 
     _, better = lds_design.short_halves_sweep(part(0.9), part(0.9))
     assert better == (1, 0.25)  # the fewest words, the earliest cut
@@ -227,15 +232,7 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert lds_design._unlikely_key(small, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")  # < 64
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
-        table: list[Cells] = []
-        for _ in (given, own):
-            cells: Cells = {}
-            for b in (8, 16, 32, 64):
-                cells[(lds_design.LIKELY, str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
-                cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
-                cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
-            table.append(cells)
-        return {"f": ([given, own], table)}
+        return halves_part([given, own], halves)
 
     table, better = lds_design.unlikely_halves_sweep(part(0.9), part(0.9))
     assert better == (0.25, 1.0) and table.startswith("| L | 1.0 |")  # one call a unit
