@@ -102,9 +102,9 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
 ONE_DOCUMENT_ONLY = ("adaptive-lasso",)
 """Variants fitted on one document's sentences only (candidates of the rule there)."""
 FLAT_LEXICAL = "lexical-flat"
+"""Over several documents: ``auto``'s subsets re-fitted in one fit with the lexical prior."""
 LIKELY = "auto-likely"
 """Over several documents: ``auto`` as shipped, never the halves for an unlikely answer."""
-"""Over several documents: ``auto``'s subsets re-fitted in one fit with the lexical prior."""
 ESTIMATORS = {"flat": "halves-flat", "LASSO": "halves-lasso"}
 """How the rule's random halves may be read (the variant of each)."""
 CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 10.0)
@@ -131,8 +131,7 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
     for name, switches in plans:
         for b in BUDGETS:
             settings = AttributionSettings(seed=int(case.record["seed"]))
-            method = None if switches is None else variant(switches)
-            method = likely if name == LIKELY else method
+            method = likely if name == LIKELY else None if switches is None else variant(switches)
             try:
                 result = attribute_fn(
                     reward, case.n, budget=b, method=method, groups=groups, settings=settings
@@ -1367,12 +1366,12 @@ def heldout_table() -> str:
     lines = [json.loads(line) for line in HELD_OUT_CHECK.read_text().splitlines() if line]
     rows = []
     for budget in CHECK_BUDGETS:
-        with_it = [x["lds"] for x in lines if f"auto@{budget}" in x["lds"]]
-        ours = [x[f"auto@{budget}"] for x in with_it]
-        theirs = [x[f"contextcite@{budget}"] for x in with_it]
+        with_it = [x for x in lines if f"auto@{budget}" in x["lds"]]
+        ours = [x["lds"][f"auto@{budget}"] for x in with_it]
+        theirs = [x["lds"][f"contextcite@{budget}"] for x in with_it]
         diffs = [a - b for a, b in zip(ours, theirs) if not (math.isnan(a) or math.isnan(b))]
-        designs = [x.get("designs", {}).get(f"auto@{budget}") for x in lines]
-        designs = [d for d, x in zip(designs, lines) if f"auto@{budget}" in x["lds"] and d]
+        designs = [x.get("designs", {}).get(f"auto@{budget}") for x in with_it]
+        designs = [d for d in designs if d]  # the rows that record it
         halves = f"{designs.count('random_halves')} of {len(designs)}"
         if with_it:
             rows.append([budget, len(with_it), _cell(ours), _cell(theirs), _cell(diffs), halves])

@@ -20,6 +20,7 @@ from camab_rag.methods.base import (
     Masks,
     Method,
     Sampler,
+    every_subset_fits,
     flat_intercept_posterior_mean,
     lasso_scores,
     leave_one_out_rows,
@@ -115,10 +116,9 @@ def _reads_full_reward(switches: _Switches, n_segments: int, budget: int, n_docs
     """Whether :func:`budget_rule` reads the full context's reward for this run: over
     several documents (not one each), from its cut of calls a unit and
     :data:`UNLIKELY_HALVES_MIN_CALLS`, when the budget does not cover every subset."""
-    every_subset = n_segments < 62 and 2**n_segments <= budget
     several = 1 < n_docs < n_segments
     least = max(switches.unlikely_halves_from * (n_segments + 1), UNLIKELY_HALVES_MIN_CALLS)
-    return several and not every_subset and budget >= least
+    return several and not every_subset_fits(n_segments, budget) and budget >= least
 
 
 def budget_rule(
@@ -146,8 +146,8 @@ def budget_rule(
     switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
     if n_docs <= 1 and budget < switches.one_document_halves_below * units:
         return replace(switches, design="random_halves", estimator="lasso")
-    every_subset = n_segments < 62 and 2**n_segments <= budget
-    if n_docs <= 1 and not every_subset and budget >= switches.one_document_lasso_from * units:
+    enumerated = every_subset_fits(n_segments, budget)
+    if n_docs <= 1 and not enumerated and budget >= switches.one_document_lasso_from * units:
         return replace(switches, estimator="lasso")
     if 1 < n_docs < n_segments and budget < switches.joint_fit_below * units:
         return replace(switches, joint_fit=True)

@@ -78,11 +78,16 @@ def leave_one_out_rows(n_segments: int) -> Masks:
     return rows
 
 
+def every_subset_fits(n_segments: int, budget: int) -> bool:
+    """Whether ``budget`` calls cover every subset of ``n_segments`` units, ``2**N``."""
+    return n_segments < 62 and 2**n_segments <= budget
+
+
 def enumerates(method: Method, n_segments: int, budget: int) -> bool:
     """Whether a run scores every subset, ``2**N <= budget`` (not loo, random, ``redraw=False``)."""
     if method.name in ("loo", "random") or getattr(method, "redraw", True) is False:
         return False
-    return n_segments < 62 and 2**n_segments <= budget
+    return every_subset_fits(n_segments, budget)
 
 
 def plan_sampler(method: Method, n_segments: int, budget: int, rng: np.random.Generator) -> Sampler:
