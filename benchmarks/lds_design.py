@@ -723,11 +723,13 @@ def _full(case: Case) -> float:
     return _FULL[key]
 
 
-def _unlikely_key(case: Case, budget: int, cut_nats: float, cut: float) -> tuple[str, str]:
+def _unlikely_key(
+    case: Case, budget: int, cut_nats: float, cut: float, floor: int = UNLIKELY_HALVES_MIN_CALLS
+) -> tuple[str, str]:
     """Over several documents: the random halves read with LASSO for an answer under
-    ``-cut_nats`` a token at the full context, from ``cut * (N + 1)`` calls and
-    :data:`UNLIKELY_HALVES_MIN_CALLS` on, else ``auto`` without that switch."""
-    least = max(cut * (case.n + 1), UNLIKELY_HALVES_MIN_CALLS)
+    ``-cut_nats`` a token at the full context, from ``cut * (N + 1)`` calls and ``floor``
+    calls on, else ``auto`` without that switch."""
+    least = max(cut * (case.n + 1), floor)
     use = _full(case) < -cut_nats and budget >= least
     return ("halves-lasso" if use else LIKELY, str(budget))
 
@@ -754,6 +756,56 @@ def unlikely_halves_sweep(dev: Part, check: Part) -> tuple[str, tuple[float, flo
     return _grid(
         dev, check, UNLIKELY_FROM, _unlikely_key, bare, start, rows_of=UNLIKELY_CUTS, title="L"
     )
+
+
+FLOORS = (16, 32, 64)
+"""Candidate floors (calls) of the unlikely-answer switch for :func:`floor_table`."""
+FLOOR_CUTS = (0.25, 0.5, 1.0)
+"""Calls a unit read beside each floor: under one, LASSO reads fewer rows than units (as
+ContextCite does), which a floor under 64 needs to reach HotpotQA's ~40 sentences."""
+
+
+def floor_table(dev: Part, check: Part, outside: Part) -> tuple[str, list[tuple[int, float]]]:
+    """The unlikely-answer switch at the shipped L, per floor and calls a unit: the
+    objective and the missed cells on the dev rows, the other half and the files outside
+    the rule's search (none of their rows chose a cut); and each part's best (floor, c)
+    (ties: the higher floor, then the smaller c)."""
+    rows, best = [], [(-math.inf, (0, 0.0))] * 3
+    for floor in FLOORS:
+        for cut in FLOOR_CUTS:
+
+            def pick(c: Case, b: int, x: float = cut, f: int = floor) -> tuple[str, str]:
+                return _unlikely_key(c, b, SHIPPED_UNLIKELY[0], x, f)
+
+            parts = (dev, check, outside)
+            scores = [_picked_objective(p, pick, True) for p in parts]
+            best = [max(old, (v, (floor, cut)), key=_ranked) for old, v in zip(best, scores)]
+            missed = " / ".join(str(len(_missed(p, pick))) for p in parts)
+            rows.append([floor, cut, *(f"{v:.3f}" for v in scores), missed])
+    header = ["floor", "c", "dev", "other half", "files outside the search"]
+    return markdown_table([*header, "cells missing the target"], rows), [b[1] for b in best]
+
+
+def _ranked(entry: tuple[float, tuple[int, float]]) -> tuple[float, int]:
+    return entry[0], entry[1][0]
+
+
+def _pair(pair: tuple[int, float]) -> str:
+    return f"({pair[0]}, {pair[1]})"
+
+
+def _floor_verdict(best: list[tuple[int, float]]) -> str:
+    """Why the shipped floor stands (or that it does not), from :func:`floor_table`'s best
+    (floor, c) on the dev rows, the other half and the files outside the search."""
+    floors = [b[0] for b in best]
+    if all(f == UNLIKELY_HALVES_MIN_CALLS for f in floors):
+        return " (the same floor on every part)"
+    if floors[2] == UNLIKELY_HALVES_MIN_CALLS:
+        return (
+            ": the searched rows score highest with a lower floor, the files outside the "
+            "search with this one; those rows never chose a cut, so the floor stays"
+        )
+    return " (**not** the best floor on the files outside the search)"
 
 
 def prior_moves_table(every: Part) -> str:
@@ -1144,6 +1196,8 @@ def report_command(args: argparse.Namespace) -> None:
     several_table, several_cut, worst_dev, worst_check = several_lexical_sweep(rule_dev, rule_check)
     halves_table, halves_cut = short_halves_sweep(rule_dev, rule_check)
     unlikely_table, unlikely_cut = unlikely_halves_sweep(rule_dev, rule_check)
+    outside = {stem: every[stem] for stem in dev if stem not in searched}
+    floors, floor_best = floor_table(rule_dev, rule_check, outside)
     shipped_several = (float(SHORT_ANSWER_WORDS), SHORT_LEXICAL_BELOW)
     shipped_cut = Auto()._switches.lexical_prior_below
     parts += [
@@ -1216,7 +1270,23 @@ def report_command(args: argparse.Namespace) -> None:
         f"ships L = {SHIPPED_UNLIKELY[0]:g}, c = {SHIPPED_UNLIKELY[1]}"
         f"{' (the same)' if unlikely_cut == SHIPPED_UNLIKELY else ' (**not** the chosen cut)'}. "
         "It scores the full context first (a call its design reuses: the halves take the "
-        "rest of the budget), so the rule costs no call. The cells it moves, on all rows "
+        "rest of the budget), so the rule costs no call.",
+        "",
+        f"The floor of {UNLIKELY_HALVES_MIN_CALLS} calls was set by a reviewed case, not "
+        "by this sweep. Read as a cut of its own: the switch at L = "
+        f"{SHIPPED_UNLIKELY[0]:g} from each floor (rows) and ``c * (N + 1)`` calls, c under "
+        "one included (a floor under 64 reaches HotpotQA's ~40 sentences only so), on the "
+        "dev rows, the other half and the files outside the rule's search "
+        f"({', '.join(outside) or 'none'}; all their rows), objectives and cells missing "
+        "the target in that order:",
+        "",
+        floors,
+        "",
+        f"Best (floor, c): dev {_pair(floor_best[0])}, other half {_pair(floor_best[1])}, "
+        f"outside the search {_pair(floor_best[2])}; `auto` ships "
+        f"({UNLIKELY_HALVES_MIN_CALLS}, {SHIPPED_UNLIKELY[1]}){_floor_verdict(floor_best)}.",
+        "",
+        "The cells the switch moves, on all rows "
         "where both fits and the measure are priced (gold AUROC: HotpotQA's supporting "
         "sentences, human labels; remove 2-5, drop@3 and gold AUROC were not among what "
         "the cut was chosen on):",

@@ -241,6 +241,25 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert lds_design.SHIPPED_UNLIKELY == (1.5, 1.0)
 
 
+def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands() -> None:
+    """The unlikely-answer switch's floor: each (floor, c) on the dev rows, the other half
+    and the files outside the search; the shipped floor stands only where the files no
+    cut was chosen on score highest at it."""
+    given = short_case(40, 10, "f1", 3)
+    given.record["full_logprob"] = -2.0
+    win, lose = halves_part([given], 0.9), halves_part([given], 0.1)
+    table, best = lds_design.floor_table(win, win, lose)
+    assert best == [(16, 0.25), (16, 0.25), (64, 0.25)]  # ties: the higher floor
+    rows = table.splitlines()[2:]
+    assert len(rows) == 9 and rows[0] == "| 16 | 0.25 | 0.800 | 0.800 | 0.200 | 0 / 0 / 6 |"
+    assert rows[-1] == "| 64 | 1.0 | 0.600 | 0.600 | 0.400 | 0 / 0 / 2 |"  # halves at 64 only
+    assert "the floor stays" in lds_design._floor_verdict(best)
+    _, same = lds_design.floor_table(lose, lose, lose)
+    assert lds_design._floor_verdict(same) == " (the same floor on every part)"
+    _, lower = lds_design.floor_table(lose, lose, win)
+    assert "**not**" in lds_design._floor_verdict(lower)
+
+
 def test_the_share_kept_table_averages_each_methods_subsets_over_several_documents() -> None:
     """One row per file and budget where auto and every peer have a share; one-document
     examples are left out."""
