@@ -7,6 +7,8 @@ on the other half.
 
     .venv/bin/python -m benchmarks lds-design report
     nice -n 10 .venv/bin/python -m benchmarks lds-design run --results hotpotqa_smollm2 --n 8
+
+(``--results hotpotqa_smollm2.span``: a short-answer store, as ``report`` names it.)
 """
 
 from __future__ import annotations
@@ -151,8 +153,9 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
-    found = picked(cases(args.results), args.offset, args.n, args.results)
-    store = store_of(args.results)
+    name, shape = _stem_shape(args.results)
+    found = picked(cases(name, shape), args.offset, args.n, args.results)
+    store = store_of(name, shape)
     pricing = ModelPrice(
         lambda: TransformersScorer(
             str(found[0].record["model"]), batch_size=1, num_threads=args.threads
@@ -258,12 +261,16 @@ def _locality_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fi
     return found
 
 
+def _stem_shape(stem: str) -> tuple[str, str]:
+    """A results file's stem and answer shape from ``"<stem>"`` or ``"<stem>.<shape>"``."""
+    name, _, shape = stem.rpartition(".")
+    return (name, shape) if shape in SHAPES else (stem, "model")
+
+
 def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells]]:
     """Every example's cells (main fits and ablations) of a results file or a short-answer
     store (``"<stem>.<shape>"``); with ``cache``, kept in a pickle there until they change."""
-    name, _, shape = stem.rpartition(".")
-    if shape not in SHAPES:
-        name, shape = stem, "model"
+    name, shape = _stem_shape(stem)
     store: RewardStore = store_of(name, shape)
     if shape != "model" and not store.path.exists():
         return [], []

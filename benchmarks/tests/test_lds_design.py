@@ -241,6 +241,12 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert lds_design.SHIPPED_UNLIKELY == (1.5, 1.0)
 
 
+def test_a_stem_names_its_short_answer_shape_and_a_dotted_model_name_stays_whole() -> None:
+    assert lds_design._stem_shape("hotpotqa_qwen2.5-0.5b") == ("hotpotqa_qwen2.5-0.5b", "model")
+    assert lds_design._stem_shape("hotpotqa_qwen2.5-0.5b.span") == ("hotpotqa_qwen2.5-0.5b", "span")
+    assert lds_design._stem_shape("hotpotqa_smollm2.sentence") == ("hotpotqa_smollm2", "sentence")
+
+
 def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands() -> None:
     """The unlikely-answer switch's floor: each (floor, c) on the dev rows, the other half
     and the files outside the search; the shipped floor stands only where the files no
