@@ -777,14 +777,13 @@ def floor_table(dev: Part, check: Part, outside: Part) -> tuple[str, list[tuple[
     objective and the missed cells on the dev rows, the other half and the files outside
     the rule's search (none of their rows chose a cut); and each part's best (floor, c)
     (ties: the higher floor, then the smaller c)."""
-    rows, best = [], [(-math.inf, (0, 0.0))] * 3
+    rows, best, parts = [], [(-math.inf, (0, 0.0))] * 3, (dev, check, outside)
     for floor in FLOORS:
         for cut in FLOOR_CUTS:
 
             def pick(c: Case, b: int, x: float = cut, f: int = floor) -> tuple[str, str]:
                 return _unlikely_key(c, b, SHIPPED_UNLIKELY[0], x, f)
 
-            parts = (dev, check, outside)
             scores = [_picked_objective(p, pick, True) for p in parts]
             best = [max(old, (v, (floor, cut)), key=_ranked) for old, v in zip(best, scores)]
             missed = " / ".join(str(len(_missed(p, pick))) for p in parts)
@@ -795,10 +794,6 @@ def floor_table(dev: Part, check: Part, outside: Part) -> tuple[str, list[tuple[
 
 def _ranked(entry: tuple[float, tuple[int, float]]) -> tuple[float, int]:
     return entry[0], entry[1][0]
-
-
-def _pair(pair: tuple[int, float]) -> str:
-    return f"({pair[0]}, {pair[1]})"
 
 
 def _floor_verdict(best: list[tuple[int, float]]) -> str:
@@ -1294,9 +1289,9 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         floors,
         "",
-        f"Best (floor, c): dev {_pair(floor_best[0])}, other half {_pair(floor_best[1])}, "
-        f"outside the search {_pair(floor_best[2])}; `auto` ships "
-        f"({UNLIKELY_HALVES_MIN_CALLS}, {SHIPPED_UNLIKELY[1]}){_floor_verdict(floor_best)}.",
+        f"Best (floor, c): dev {floor_best[0]}, other half {floor_best[1]}, outside the "
+        f"search {floor_best[2]}; `auto` ships {(UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1])}"
+        f"{_floor_verdict(floor_best)}.",
         "",
         "The cells the switch moves, on all rows "
         "where both fits and the measure are priced (gold AUROC: HotpotQA's supporting "
