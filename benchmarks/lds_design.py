@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from benchmarks._report import ci_cell as _cell
 from benchmarks._report import markdown_table, write_section
@@ -107,6 +108,9 @@ FLAT_LEXICAL = "lexical-flat"
 """Over several documents: ``auto``'s subsets re-fitted in one fit with the lexical prior."""
 LIKELY = "auto-likely"
 """Over several documents: ``auto`` as shipped, never the halves for an unlikely answer."""
+TWO_DRAWS = "auto-two-draws"
+"""``auto`` as shipped with two Thompson draws a round: what a scorer that runs requests in
+parallel (a GPU model, an HTTP server) gets (:func:`camab_rag.methods.auto.auto_batch_size`)."""
 ESTIMATORS = {"flat": "halves-flat", "LASSO": "halves-lasso"}
 """How the rule's random halves may be read (the variant of each)."""
 CUTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 10.0)
@@ -127,13 +131,16 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
     ]
     if several:  # auto's own subsets, re-fitted in one fit with the lexical prior
         plans += [(FLAT_LEXICAL, None), (LIKELY, None)]
+    plans.append((TWO_DRAWS, None))
     words = _words(case)
     likely = Auto._variant(unlikely_halves_from=math.inf).with_lexical(lexical, words)
+    two = Auto(batch_size=2).with_lexical(lexical, words)
     found: dict[tuple[str, str], Fit] = {}
     for name, switches in plans:
         for b in BUDGETS:
             settings = AttributionSettings(seed=int(case.record["seed"]))
-            method = likely if name == LIKELY else None if switches is None else variant(switches)
+            method = variant(switches) if switches is not None else None
+            method = {LIKELY: likely, TWO_DRAWS: two}.get(name, method)
             try:
                 result = attribute_fn(
                     reward, case.n, budget=b, method=method, groups=groups, settings=settings
@@ -278,7 +285,7 @@ def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells
     path = cache / f"auto_design_{stem}.pkl" if cache else None
     size = store.path.stat().st_size if store.path.exists() else 0
     shipped = (Auto()._switches, SHORT_ANSWER_WORDS, SHORT_LEXICAL_BELOW, UNLIKELY_ANSWER)
-    stamp = (size, [*FREE, FLAT_LEXICAL, LIKELY, *LOCALITY], len(found), repr(shipped))
+    stamp = (size, [*FREE, FLAT_LEXICAL, LIKELY, TWO_DRAWS, *LOCALITY], len(found), repr(shipped))
     if path is not None and path.exists():
         with open(path, "rb") as handle:
             kept, rows = pickle.load(handle)
@@ -756,12 +763,16 @@ def unlikely_halves_sweep(dev: Part, check: Part) -> tuple[str, tuple[float, flo
     (:func:`_unlikely_key`), as :func:`short_halves_sweep` chooses: the (L, c) of the best
     dev objective among those that miss no dev cell ``auto`` without the switch meets."""
 
-    def bare(c: Case, b: int) -> tuple[str, str]:
-        return (LIKELY, str(b))
-
-    start = (_picked_objective(dev, bare, True), (math.inf, math.inf))
+    start = (_picked_objective(dev, _without_switch, True), (math.inf, math.inf))
     return _grid(
-        dev, check, UNLIKELY_FROM, _unlikely_key, bare, start, rows_of=UNLIKELY_CUTS, title="L"
+        dev,
+        check,
+        UNLIKELY_FROM,
+        _unlikely_key,
+        _without_switch,
+        start,
+        rows_of=UNLIKELY_CUTS,
+        title="L",
     )
 
 
@@ -772,12 +783,20 @@ FLOOR_CUTS = (0.25, 0.5, 1.0)
 ContextCite does), which a floor under 64 needs to reach HotpotQA's ~40 sentences."""
 
 
+def _without_switch(case: Case, budget: int) -> tuple[str, str]:
+    """``auto`` as shipped but never the halves for an unlikely answer."""
+    return (LIKELY, str(budget))
+
+
 def floor_table(dev: Part, check: Part, outside: Part) -> tuple[str, list[tuple[int, float]]]:
     """The unlikely-answer switch at the shipped L, per floor and calls a unit: the
     objective and the missed cells on the dev rows, the other half and the files outside
-    the rule's search (none of their rows chose a cut); and each part's best (floor, c)
-    (ties: the higher floor, then the smaller c)."""
-    rows, best, parts = [], [(-math.inf, (0, 0.0))] * 3, (dev, check, outside)
+    the rule's search (none of their rows chose a cut), and the dev cells missed that
+    ``auto`` without the switch meets; each part's best (floor, c) (ties: the higher floor,
+    then the smaller c), then the dev rows' choice by the other sweeps' rule (the best dev
+    objective among those that miss no such cell)."""
+    rows, best, parts = [], [(-math.inf, (0, 0.0))] * 4, (dev, check, outside)
+    kept = _missed(dev, _without_switch)
     for floor in FLOORS:
         for cut in FLOOR_CUTS:
 
@@ -785,11 +804,14 @@ def floor_table(dev: Part, check: Part, outside: Part) -> tuple[str, list[tuple[
                 return _unlikely_key(c, b, SHIPPED_UNLIKELY[0], x, f)
 
             scores = [_picked_objective(p, pick, True) for p in parts]
-            best = [max(old, (v, (floor, cut)), key=_ranked) for old, v in zip(best, scores)]
+            new = len(_missed(dev, pick) - kept)
+            scores_kept = [*scores, scores[0] if new == 0 else -math.inf]
+            best = [max(old, (v, (floor, cut)), key=_ranked) for old, v in zip(best, scores_kept)]
             missed = " / ".join(str(len(_missed(p, pick))) for p in parts)
-            rows.append([floor, cut, *(f"{v:.3f}" for v in scores), missed])
+            rows.append([floor, cut, *(f"{v:.3f}" for v in scores), missed, new])
     header = ["floor", "c", "dev", "other half", "files outside the search"]
-    return markdown_table([*header, "cells missing the target"], rows), [b[1] for b in best]
+    header += ["cells missing the target", "new dev cells missing"]
+    return markdown_table(header, rows), [b[1] for b in best]
 
 
 def _ranked(entry: tuple[float, tuple[int, float]]) -> tuple[float, int]:
@@ -797,17 +819,22 @@ def _ranked(entry: tuple[float, tuple[int, float]]) -> tuple[float, int]:
 
 
 def _floor_verdict(best: list[tuple[int, float]]) -> str:
-    """Why the shipped floor stands (or that it does not), from :func:`floor_table`'s best
-    (floor, c) on the dev rows, the other half and the files outside the search."""
-    floors = [b[0] for b in best]
-    if all(f == UNLIKELY_HALVES_MIN_CALLS for f in floors):
-        return " (the same floor on every part)"
-    if floors[2] == UNLIKELY_HALVES_MIN_CALLS:
-        return (
-            ": the searched rows score highest with a lower floor, the files outside the "
-            "search with this one; those rows never chose a cut, so the floor stays"
+    """Whether the shipped floor stands, from :func:`floor_table`'s best (floor, c) on the
+    dev rows, the other half and the files outside the search, and the dev rows' choice."""
+    shipped = UNLIKELY_HALVES_MIN_CALLS
+    dev, check, outside, chosen = best
+    said = "" if dev == chosen else f"the dev rows score highest at {dev}, which misses a "
+    said += "" if dev == chosen else "dev cell `auto` without the switch meets; "
+    if chosen[0] == 0:  # no candidate kept every such cell
+        said += "every (floor, c) misses a dev cell `auto` without the switch meets"
+    else:
+        said += (
+            "by the rule of the sweeps above (the best dev objective among the (floor, c) "
+            f"that miss no such cell) the dev rows choose {chosen}, "
+            + ("the shipped floor" if chosen[0] == shipped else "**not** the shipped floor")
         )
-    return " (**not** the best floor on the files outside the search)"
+    others = f"the other half scores highest at {check}, the files outside the search at {outside}"
+    return f": {said}; {others}"
 
 
 def prior_moves_table(every: Part) -> str:
@@ -964,6 +991,116 @@ def _trade(counts: dict[str, dict[str, list[int]]]) -> str:
     return "; ".join(said) + f", and {verdict} all three samples at once in most cells"
 
 
+SIGNALS = {
+    "full": "the answer's mean log-prob at the full context (no call; the switch's)",
+    "gain": "its gain over the empty context (one call)",
+    "drop": "the largest loss from leaving one document out (the document opening's D calls)",
+}
+"""Lesson 10: what a run could read about an example before it chooses its design."""
+SIGNAL_BUDGETS = (32, 64)
+
+
+def _signals(case: Case) -> dict[str, float] | None:
+    """:data:`SIGNALS` of one example over several documents, from its store; ``None``
+    where a subset they need is not priced."""
+    store, groups = store_of(case.stem, case.shape), np.asarray(_groups(case))
+    empty = store.get(case.id, np.zeros(case.n, dtype=bool))
+    found = [store.get(case.id, groups != d) for d in range(int(groups.max()) + 1)]
+    left = [v for v in found if v is not None]
+    full = _full(case)
+    if math.isnan(full) or empty is None or len(left) < len(found):
+        return None
+    return {"full": full, "gain": full - empty, "drop": full - min(left)}
+
+
+def signal_table(every: Part) -> tuple[str, str]:
+    """Per file and budget: the random halves' lead over ``auto`` without the switch (mean
+    of the Bernoulli ½ and keep 1-4 LDS) and, per signal, its median and its rank
+    correlation with that lead across the file's examples; a sentence on the signs."""
+    rows: list[list[object]] = []
+    rhos: dict[str, list[float]] = {k: [] for k in SIGNALS}
+    for stem, (found, table) in every.items():
+        for b in SIGNAL_BUDGETS:
+            leads: list[float] = []
+            seen: list[dict[str, float]] = []
+            for case, cells in zip(found, table):
+                halves, ours = cells.get(("halves-lasso", str(b))), cells.get((LIKELY, str(b)))
+                signals = _signals(case) if _n_docs(case) > 1 and halves and ours else None
+                if signals is None or halves is None or ours is None:
+                    continue
+                lead = float(np.mean([halves[m] - ours[m] for m, _ in METRICS]))
+                if not math.isnan(lead):
+                    leads.append(lead)
+                    seen.append(signals)
+            if len(leads) < MIN_RULE_ROWS:
+                continue
+            row: list[object] = [stem, b, len(leads), f"{np.mean(leads):+.3f}"]
+            for k in SIGNALS:
+                values = [s[k] for s in seen]
+                rho = float(spearmanr(values, leads)[0])
+                rhos[k].append(rho)
+                row.append(f"{np.median(values):.2f} ({rho:+.2f})")
+            rows.append(row)
+    ranges = "; ".join(
+        f"{k} from {min(r):+.2f} to {max(r):+.2f} (above zero in {sum(x > 0 for x in r)} of "
+        f"{len(r)})"
+        for k, r in rhos.items()
+        if r
+    )
+    steady = [k for k, r in rhos.items() if r and (min(r) > 0 or max(r) < 0)]
+    words = f"Within a file the correlations run: {ranges}. " + (
+        f"Only {' and '.join(steady)} {'keeps' if len(steady) == 1 else 'keep'} one sign in "
+        "every file and budget."
+        if steady
+        else "No signal keeps one sign across the files and budgets: a cut on any of them "
+        "sorts files (models and answer shapes), not the examples within one."
+    )
+    header = ["file", "budget", "examples", "halves minus auto", *SIGNALS]
+    return markdown_table(header, rows), words
+
+
+def two_draws_table(every: Part) -> tuple[str, str]:
+    """Per file, budget and measure: ``auto`` with one Thompson draw a round against two
+    (:data:`TWO_DRAWS`), paired on the examples that have both; the cells that move, and a
+    sentence counting those whose 95% interval lies below zero, above it, or on it."""
+    rows, sides = [], [0, 0, 0]
+    for stem, (_, table) in every.items():
+        for b in BUDGETS:
+            for metric, title in MOVED_TITLES.items():
+                pairs = [
+                    (
+                        t[("auto", str(b))].get(metric, math.nan),
+                        t[(TWO_DRAWS, str(b))].get(metric, math.nan),
+                    )
+                    for t in table
+                    if ("auto", str(b)) in t and (TWO_DRAWS, str(b)) in t
+                ]
+                kept = [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
+                if not kept or all(x == y for x, y in kept):
+                    continue
+                one, two = np.mean(kept, axis=0)
+                mean, half, n = mean_ci([y - x for x, y in kept])
+                sides[0 if mean + half < 0 else 1 if mean - half > 0 else 2] += 1
+                rows.append(
+                    [stem, b, title, n, f"{one:.3f}", f"{two:.3f}", _cell([y - x for x, y in kept])]
+                )
+    header = [
+        "file",
+        "budget",
+        "measure",
+        "examples",
+        "one draw a round",
+        "two draws",
+        "two minus one",
+    ]
+    words = (
+        f"Of the {sum(sides)} cells that move, the 95% interval of two draws minus one lies "
+        f"wholly below zero in {sides[0]}, wholly above it in {sides[1]}, and straddles it in "
+        f"{sides[2]}."
+    )
+    return (markdown_table(header, rows) if rows else "No cell moves."), words
+
+
 EVERY_METHOD = ("auto", *ANYTIME)
 
 
@@ -1051,6 +1188,8 @@ def report_command(args: argparse.Namespace) -> None:
     locality, moved = locality_table(every)
     bent_table, bent_moved = locality_table(every, (CONCAVE, CONVEX))
     every_table, every_words = every_method_table(every)
+    signals, signal_words = signal_table(every)
+    two_table, two_words = two_draws_table(every)
     listed = ", ".join(sized) if sized else "none"
     parts += [
         "(7) How much of an LDS the subsets' sizes explain: the equal-scores row gives every "
@@ -1094,6 +1233,27 @@ def report_command(args: argparse.Namespace) -> None:
         "examples that have every fit (several documents):",
         "",
         bent_table,
+        "",
+        "(10) Could a run tell from its example which design will win? The random halves' "
+        "lead over `auto` without the unlikely-answer switch (the mean of its Bernoulli ½ "
+        "and keep 1-4 LDS gaps; positive: the halves win) per file, beside three signals a "
+        f"run could read before it chooses: {'; '.join(f'{k}, {v}' for k, v in SIGNALS.items())}. "
+        "Each as its median over the file's examples (several documents) and, in brackets, "
+        "its rank correlation with the lead across them:",
+        "",
+        signals,
+        "",
+        signal_words,
+        "",
+        "(11) The batch size: a scorer that runs requests in parallel (a GPU model, an HTTP "
+        "server) gets two Thompson draws a round, which it scores in about the time of one, "
+        "so the posterior steers the design half as often; a CPU model, as in "
+        "every table above, one. `auto` with two draws a round, replayed and priced as the "
+        "variants above (`lds-design run`), against one, on the examples priced so far:",
+        "",
+        two_table,
+        "",
+        two_words,
         "",
         "### A held-out check on new rows",
         "",
@@ -1289,8 +1449,7 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         floors,
         "",
-        f"Best (floor, c): dev {floor_best[0]}, other half {floor_best[1]}, outside the "
-        f"search {floor_best[2]}; `auto` ships {(UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1])}"
+        f"`auto` ships {(UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1])}"
         f"{_floor_verdict(floor_best)}.",
         "",
         "The cells the switch moves, on all rows "

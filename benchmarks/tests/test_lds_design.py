@@ -249,21 +249,87 @@ def test_a_stem_names_its_short_answer_shape_and_a_dotted_model_name_stays_whole
 
 def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands() -> None:
     """The unlikely-answer switch's floor: each (floor, c) on the dev rows, the other half
-    and the files outside the search; the shipped floor stands only where the files no
-    cut was chosen on score highest at it."""
+    and the files outside the search; the dev rows choose as the other sweeps do (the best
+    objective among the cuts that miss no dev cell the switch's absence meets)."""
     given = short_case(40, 10, "f1", 3)
     given.record["full_logprob"] = -2.0
     win, lose = halves_part([given], 0.9), halves_part([given], 0.1)
     table, best = lds_design.floor_table(win, win, lose)
-    assert best == [(16, 0.25), (16, 0.25), (64, 0.25)]  # ties: the higher floor
+    assert best == [(16, 0.25), (16, 0.25), (64, 0.25), (16, 0.25)]  # ties: the higher floor
     rows = table.splitlines()[2:]
-    assert len(rows) == 9 and rows[0] == "| 16 | 0.25 | 0.800 | 0.800 | 0.200 | 0 / 0 / 6 |"
-    assert rows[-1] == "| 64 | 1.0 | 0.600 | 0.600 | 0.400 | 0 / 0 / 2 |"  # halves at 64 only
-    assert "the floor stays" in lds_design._floor_verdict(best)
-    _, same = lds_design.floor_table(lose, lose, lose)
-    assert lds_design._floor_verdict(same) == " (the same floor on every part)"
-    _, lower = lds_design.floor_table(lose, lose, win)
-    assert "**not**" in lds_design._floor_verdict(lower)
+    assert len(rows) == 9 and rows[0] == "| 16 | 0.25 | 0.800 | 0.800 | 0.200 | 0 / 0 / 6 | 0 |"
+    assert rows[-1] == "| 64 | 1.0 | 0.600 | 0.600 | 0.400 | 0 / 0 / 2 | 0 |"  # halves at 64 only
+    assert "choose (16, 0.25), **not** the shipped floor" in lds_design._floor_verdict(best)
+    # below 64 calls the halves gain on Bernoulli ½ and miss keep 1-4, which auto meets
+    trade = halves_part([given], 0.9)
+    for b in ("16", "32"):
+        trade["f"][1][0][("halves-lasso", b)] = {"lds_bernoulli": 1.0, "lds_keep": 0.3}
+    table, best = lds_design.floor_table(trade, win, lose)
+    assert best[0] == (16, 0.25) and best[3] == (64, 0.25)
+    assert table.splitlines()[2].endswith("| 0.675 | 0.800 | 0.200 | 2 / 0 / 6 | 2 |")
+    words = lds_design._floor_verdict(best)
+    assert words.startswith(": the dev rows score highest at (16, 0.25), which misses a dev cell")
+    assert "the dev rows choose (64, 0.25), the shipped floor;" in words
+    assert words.endswith("the files outside the search at (64, 0.25)")
+
+
+def test_the_signal_table_correlates_each_signal_with_the_halves_lead_within_a_file(
+    monkeypatch: Any,
+) -> None:
+    """Lesson 10: per file and budget, the halves' lead over auto without the switch (mean
+    of the two target samples) and each signal's median and rank correlation with it; a
+    file of fewer than eight examples is left out."""
+    found = [case(40, 10, f"s{i}") for i in range(8)]
+    table: list[Cells] = []
+    for i, _ in enumerate(found):
+        cells: Cells = {}
+        for b in ("32", "64"):
+            cells[(lds_design.LIKELY, b)] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
+            lead = 0.01 * i if b == "32" else -0.01 * i
+            cells[("halves-lasso", b)] = {"lds_bernoulli": 0.5 + lead, "lds_keep": 0.5 + lead}
+        table.append(cells)
+    signals = {
+        c.id: {"full": -float(i), "gain": float(i), "drop": 1.0} for i, c in enumerate(found)
+    }
+    signals[found[0].id]["drop"] = 2.0
+    monkeypatch.setattr(lds_design, "_signals", lambda c: signals[c.id])
+    text, words = lds_design.signal_table({"f": (found, table)})
+    rows = text.splitlines()[2:]
+    assert rows[0] == "| f | 32 | 8 | +0.035 | -3.50 (-1.00) | 3.50 (+1.00) | 1.00 (-0.58) |"
+    assert rows[1] == "| f | 64 | 8 | -0.035 | -3.50 (+1.00) | 3.50 (-1.00) | 1.00 (+0.58) |"
+    assert words.endswith(
+        "No signal keeps one sign across the files and budgets: a cut on any "
+        "of them sorts files (models and answer shapes), not the examples "
+        "within one."
+    )
+    assert "full from -1.00 to +1.00 (above zero in 1 of 2)" in words
+    assert lds_design.signal_table({"f": (found[:7], table[:7])})[0].count("\n") == 1
+
+
+def test_the_two_draws_table_pairs_each_moved_cell_and_counts_its_interval() -> None:
+    """Lesson 11: auto with two Thompson draws a round against one, paired per example; a
+    cell where nothing moves is left out; the sentence counts the intervals' sides."""
+    table: list[Cells] = []
+    for gap in (-0.10, -0.12, -0.11):
+        table.append(
+            {
+                ("auto", "16"): {"lds_bernoulli": 0.6, "lds_keep": 0.4},
+                (lds_design.TWO_DRAWS, "16"): {"lds_bernoulli": 0.6 + gap, "lds_keep": 0.4},
+                ("auto", "32"): {"drop@3": 1.0},
+                (lds_design.TWO_DRAWS, "32"): {"drop@3": 1.0 + gap + 0.2},
+            }
+        )
+    text, words = lds_design.two_draws_table({"f": ([], table)})
+    rows = text.splitlines()[2:]
+    assert rows == [
+        "| f | 16 | LDS, Bernoulli ½ | 3 | 0.600 | 0.490 | -0.110 ± 0.025 |",
+        "| f | 32 | drop@3 | 3 | 1.000 | 1.090 | 0.090 ± 0.025 |",
+    ]
+    assert words == (
+        "Of the 2 cells that move, the 95% interval of two draws minus one lies wholly below "
+        "zero in 1, wholly above it in 1, and straddles it in 0."
+    )
+    assert lds_design.two_draws_table({"f": ([], table[:0])})[0] == "No cell moves."
 
 
 def test_the_share_kept_table_averages_each_methods_subsets_over_several_documents() -> None:
