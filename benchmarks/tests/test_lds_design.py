@@ -273,6 +273,27 @@ def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands(
     assert words.endswith("the files outside the search at (64, 0.25)")
 
 
+def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_loses() -> None:
+    """Below the shipped floor, the dev rows' (floor, c) per file: the mean change of each
+    sample from its floor on (an example it does not switch: no change); it stays on a tie."""
+    given = short_case(40, 10, "m1", 3)
+    given.record["full_logprob"] = -2.0
+    win, lose = halves_part([given], 0.9)["f"], halves_part([given], 0.1)["f"]
+    table, words = lds_design.floor_moves({"a": win, "b": lose}, (16, 0.5))
+    assert table.splitlines()[2:] == [
+        "| a | +0.200 | +0.200 | +0.000 |",
+        "| b | -0.200 | -0.200 | +0.000 |",
+    ]
+    assert words == (
+        "From 16 to under 64 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
+        "of 2 files (a) and lowers them on 1, and lowers remove 2-5 on 0: the floor stays."
+    )
+    assert lds_design.floor_moves({"a": win}, (16, 0.5))[1].endswith(
+        "**the floor should move to it**."
+    )
+    assert lds_design.floor_moves({"a": win}, (64, 0.25)) == ("", "")
+
+
 def test_the_signal_table_correlates_each_signal_with_the_halves_lead_within_a_file(
     monkeypatch: Any,
 ) -> None:
@@ -327,7 +348,8 @@ def test_the_two_draws_table_pairs_each_moved_cell_and_counts_its_interval() -> 
     ]
     assert words == (
         "Of the 2 cells that move, the 95% interval of two draws minus one lies wholly below "
-        "zero in 1, wholly above it in 1, and straddles it in 0."
+        "zero in 1, wholly above it in 1, and straddles it in 0; were two draws no different, "
+        "about 0.1 of 2 intervals would miss zero by chance."
     )
     assert lds_design.two_draws_table({"f": ([], table[:0])})[0] == "No cell moves."
 
