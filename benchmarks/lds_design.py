@@ -821,20 +821,22 @@ def _ranked(entry: tuple[float, tuple[int, float]]) -> tuple[float, int]:
 def _floor_verdict(best: list[tuple[int, float]]) -> str:
     """Whether the shipped floor stands, from :func:`floor_table`'s best (floor, c) on the
     dev rows, the other half and the files outside the search, and the dev rows' choice."""
-    shipped = UNLIKELY_HALVES_MIN_CALLS
     dev, check, outside, chosen = best
-    said = "" if dev == chosen else f"the dev rows score highest at {dev}, which misses a "
-    said += "" if dev == chosen else "dev cell `auto` without the switch meets; "
+    missed = "a dev cell `auto` without the switch meets"
+    said = [] if dev == chosen else [f"the dev rows score highest at {dev}, which misses {missed}"]
     if chosen[0] == 0:  # no candidate kept every such cell
-        said += "every (floor, c) misses a dev cell `auto` without the switch meets"
+        said.append(f"every (floor, c) misses {missed}")
     else:
-        said += (
-            "by the rule of the sweeps above (the best dev objective among the (floor, c) "
-            f"that miss no such cell) the dev rows choose {chosen}, "
-            + ("the shipped floor" if chosen[0] == shipped else "**not** the shipped floor")
+        shipped = chosen[0] == UNLIKELY_HALVES_MIN_CALLS
+        said.append(
+            "by the rule of the sweeps above (the best dev objective among the (floor, c) that "
+            f"miss no such cell) the dev rows choose {chosen}, "
+            + ("the shipped floor" if shipped else "**not** the shipped floor")
         )
-    others = f"the other half scores highest at {check}, the files outside the search at {outside}"
-    return f": {said}; {others}"
+    said.append(
+        f"the other half scores highest at {check}, the files outside the search at {outside}"
+    )
+    return ": " + "; ".join(said)
 
 
 def floor_moves(every: Part, chosen: tuple[int, float]) -> tuple[str, str]:
