@@ -1,12 +1,15 @@
 """Batched Thompson sampling where it pays (#24 item 3): ``method="auto"`` scores as many
 Thompson draws per round as the scorer runs at once (its ``parallel_requests``: a GPU
-model's batch size, an HTTP client's requests in flight), at most 2 and a quarter of the
-budget; an explicit ``batch_size`` wins, a scorer on the CPU or without the attribute
+model's batch size, an HTTP client's requests in flight), at most 2, and one under 16
+calls; an explicit ``batch_size`` wins, a scorer on the CPU or without the attribute
 keeps q=1, and ``method="camab"`` stays the paper's one draw per round.
 
 Why q is capped at 2: on one level of chunks, where auto then made Thompson draws only, q=2
-kept the quality of q=1 and q=4 found the exact top chunk less often (BENCHMARKS.md,
-"Small contexts"; :data:`camab_rag.methods.auto.MAX_AUTO_BATCH`).
+kept the quality of q=1 and q=4 found the exact top chunk less often (a benchmark since
+retired, last at commit 68c483b; :data:`camab_rag.methods.auto.MAX_AUTO_BATCH`). Why one
+under 16 calls: on the LDS benchmark two draws a round lost Bernoulli ½ LDS at 8 calls over
+several documents and moved no cell beyond chance at 16-64 (benchmarks/results/quality/
+README.md, lesson 11; :data:`camab_rag.methods.auto.TWO_DRAWS_FROM`).
 """
 
 from __future__ import annotations
@@ -104,7 +107,9 @@ def run(scorer: Any, **options: Any) -> Any:
     [
         (8, 40, 2),
         (8, 20, 2),
-        (8, 8, 2),
+        (8, 16, 2),
+        (8, 15, 1),
+        (8, 8, 1),
         (2, 40, 2),
         (1, 40, 1),
         (8, 7, 1),
@@ -113,7 +118,7 @@ def run(scorer: Any, **options: Any) -> Any:
         (32, 400, 2),
     ],
 )
-def test_auto_batch_size_follows_the_scorer_capped_by_two_and_a_quarter_budget(
+def test_auto_batch_size_follows_the_scorer_capped_by_two_and_one_under_16_calls(
     parallel: int, budget: int, q: int
 ) -> None:
     assert MAX_AUTO_BATCH == 2
@@ -185,9 +190,11 @@ def test_an_explicit_batch_size_wins(explicit: int) -> None:
 def test_an_auto_instance_without_batch_size_also_follows_the_scorer() -> None:
     assert run(ParallelScorer(8), method=Auto()).method_config["batch_size"] == 2
     assert run(ParallelScorer(8), method=Auto(), budget=7).method_config["batch_size"] == 1
+    assert run(ParallelScorer(8), method=Auto(), budget=15).method_config["batch_size"] == 1
+    assert run(ParallelScorer(8), method=Auto(), budget=16).method_config["batch_size"] == 2
 
 
-@pytest.mark.parametrize("budget", [9, 20, 33, 40, 61])
+@pytest.mark.parametrize("budget", [16, 20, 33, 40, 61])
 def test_the_budget_still_buys_distinct_calls_with_q_above_one(budget: int) -> None:
     scorer = ParallelScorer(8)
     result = run(scorer, budget=budget)

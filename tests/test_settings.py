@@ -117,7 +117,7 @@ def test_an_overriding_keyword_is_validated_like_a_field(
 
 
 def test_the_method_is_built_once_with_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = AttributionSettings(budget=12, method=Auto(), seed=1)
+    settings = AttributionSettings(budget=16, method=Auto(), seed=1)
     built = settings.method_instance
     assert built is settings.method
 

@@ -11,6 +11,7 @@ import numpy as np
 from benchmarks import lds_design
 from benchmarks.bench_lds import Case
 from benchmarks.lds_design import KEYS, Rule, _arrays, _objective, shipped_rule
+from camab_rag.methods.auto import TWO_DRAWS_FROM
 
 
 def objective(found: list[Case], table: list[Cells], rule: Rule) -> float:
@@ -352,6 +353,26 @@ def test_the_two_draws_table_pairs_each_moved_cell_and_counts_its_interval() -> 
         "about 0.1 of 2 intervals would miss zero by chance."
     )
     assert lds_design.two_draws_table({"f": ([], table[:0])})[0] == "No cell moves."
+
+
+def test_two_draws_are_pooled_per_budget_on_each_half_over_several_documents() -> None:
+    def part(gaps: list[float], n_docs: int = 10) -> dict[str, tuple[list[Case], list[Cells]]]:
+        found = [case(40, n_docs, f"p{n_docs}{i}{g}") for i, g in enumerate(gaps)]
+        table: list[Cells] = [
+            {
+                ("auto", "8"): {"lds_bernoulli": 0.5},
+                (lds_design.TWO_DRAWS, "8"): {"lds_bernoulli": 0.5 + g},
+            }
+            for g in gaps
+        ]
+        return {"f": (found, table)}
+
+    one_document = part([0.9], n_docs=1)["f"]
+    check = part([-0.1, -0.2])
+    check["g"] = one_document  # one document: left out
+    words = lds_design.two_draws_pooled(part([-0.1]), check)
+    assert "dev / other half: 8 calls -0.100 / -0.150 ± 0.635; 16 calls – / –;" in words
+    assert words.endswith(f"from {TWO_DRAWS_FROM} calls on and one under it.")
 
 
 def test_the_share_kept_table_averages_each_methods_subsets_over_several_documents() -> None:

@@ -30,6 +30,7 @@ from camab_rag.methods.camab import Camab, CamabSampler
 from camab_rag.methods.prior import FreePrior
 
 MAX_AUTO_BATCH = 2  # the most Thompson draws per round
+TWO_DRAWS_FROM = 16  # two draws a round from this many calls (under it, one lost LDS)
 SHAPLEY_OPENING = 0.75  # the share of a one-level run opened with KernelSHAP's design
 # cuts in calls per unit (``N + 1``): a joint fit; one document's halves; its lexical prior
 JOINT_FIT_BELOW = 0.25
@@ -51,8 +52,12 @@ _CHOICES = {
 
 
 def auto_batch_size(parallel: int, budget: int) -> int:
-    """Thompson draws per round: ``parallel``, at most 2 and ``budget // 4``, at least 1."""
-    return max(1, min(int(parallel), MAX_AUTO_BATCH, int(budget) // 4))
+    """Thompson draws per round: ``parallel``, at most 2, and one under
+    :data:`TWO_DRAWS_FROM` calls, where half as many posterior updates cost LDS over
+    several documents (two draws at 8 calls; none moved beyond chance at 16-64)."""
+    if int(budget) < TWO_DRAWS_FROM:
+        return 1
+    return max(1, min(int(parallel), MAX_AUTO_BATCH))
 
 
 def separate_ties(
