@@ -806,11 +806,12 @@ def floor_table(dev: Part, check: Part, outside: Part) -> tuple[str, list[tuple[
                 return _unlikely_key(c, b, SHIPPED_UNLIKELY[0], x, f)
 
             scores = [_picked_objective(p, pick, True) for p in parts]
-            new = len(_missed(dev, pick) - kept)
+            missed = [_missed(p, pick) for p in parts]
+            new = len(missed[0] - kept)
             scores_kept = [*scores, scores[0] if new == 0 else -math.inf]
             best = [max(old, (v, (floor, cut)), key=_ranked) for old, v in zip(best, scores_kept)]
-            missed = " / ".join(str(len(_missed(p, pick))) for p in parts)
-            rows.append([floor, cut, *(f"{v:.3f}" for v in scores), missed, new])
+            counts = " / ".join(str(len(m)) for m in missed)
+            rows.append([floor, cut, *(f"{v:.3f}" for v in scores), counts, new])
     header = ["floor", "c", "dev", "other half", "files outside the search"]
     header += ["cells missing the target", "new dev cells missing"]
     return markdown_table(header, rows), [b[1] for b in best]
@@ -892,6 +893,19 @@ MOVED_TITLES = {**SAMPLE_TITLES, "drop@3": "drop@3", "auroc": "gold AUROC"}
 """What :func:`moves_table` reads of the unlikely-answer switch (not only what it was chosen on)."""
 
 
+def _paired(
+    found: list[Case], table: list[Cells], keys: tuple[str, str], b: int, metric: str, several: bool
+) -> list[tuple[float, float]]:
+    """``metric`` of the two variants ``keys`` at budget ``b``, per example that has both as
+    numbers (with ``several``, over several documents only)."""
+    pairs = [
+        (t[(keys[0], str(b))].get(metric, math.nan), t[(keys[1], str(b))].get(metric, math.nan))
+        for c, t in zip(found, table)
+        if (not several or _n_docs(c) > 1) and (keys[0], str(b)) in t and (keys[1], str(b)) in t
+    ]
+    return [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
+
+
 def moves_table(every: Part, base: str, label: str, metrics: dict[str, str]) -> str:
     """Over several documents, ``auto`` as shipped against the variant ``base`` (``label``),
     per file, budget and metric, on all rows with both priced; the cells that move only."""
@@ -899,15 +913,7 @@ def moves_table(every: Part, base: str, label: str, metrics: dict[str, str]) -> 
     for stem, (found, table) in every.items():
         for b in BUDGETS:
             for metric, title in metrics.items():
-                pairs = [
-                    (
-                        t[(base, str(b))].get(metric, math.nan),
-                        t[("auto", str(b))].get(metric, math.nan),
-                    )
-                    for c, t in zip(found, table)
-                    if _n_docs(c) > 1 and (base, str(b)) in t and ("auto", str(b)) in t
-                ]
-                kept = [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
+                kept = _paired(found, table, (base, "auto"), b, metric, several=True)
                 if kept and any(x != y for x, y in kept):
                     bare, ours = np.mean(kept, axis=0)
                     rows.append([stem, b, title, len(kept), f"{bare:.3f}", f"{ours:.3f}"])
@@ -1044,12 +1050,11 @@ def two_draws_pooled(dev: Part, check: Part) -> str:
         halves = []
         for part in (dev, check):
             diffs = [
-                t[(TWO_DRAWS, str(b))]["lds_bernoulli"] - t[("auto", str(b))]["lds_bernoulli"]
+                y - x
                 for found, table in part.values()
-                for c, t in zip(found, table)
-                if _n_docs(c) > 1 and (TWO_DRAWS, str(b)) in t and ("auto", str(b)) in t
+                for x, y in _paired(found, table, ("auto", TWO_DRAWS), b, "lds_bernoulli", True)
             ]
-            halves.append(_cell([d for d in diffs if not math.isnan(d)]))
+            halves.append(_cell(diffs))
         cells.append(f"{b} calls {halves[0]} / {halves[1]}")
     return (
         "Pooled over the examples with several documents, two draws minus one on LDS, "
@@ -1131,26 +1136,17 @@ def two_draws_table(every: Part) -> tuple[str, str]:
     (:data:`TWO_DRAWS`), paired on the examples that have both; the cells that move, and a
     sentence counting those whose 95% interval lies below zero, above it, or on it."""
     rows, sides = [], [0, 0, 0]
-    for stem, (_, table) in every.items():
+    for stem, (found, table) in every.items():
         for b in BUDGETS:
             for metric, title in MOVED_TITLES.items():
-                pairs = [
-                    (
-                        t[("auto", str(b))].get(metric, math.nan),
-                        t[(TWO_DRAWS, str(b))].get(metric, math.nan),
-                    )
-                    for t in table
-                    if ("auto", str(b)) in t and (TWO_DRAWS, str(b)) in t
-                ]
-                kept = [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
+                kept = _paired(found, table, ("auto", TWO_DRAWS), b, metric, several=False)
                 if not kept or all(x == y for x, y in kept):
                     continue
                 one, two = np.mean(kept, axis=0)
-                mean, half, n = mean_ci([y - x for x, y in kept])
+                diffs = [y - x for x, y in kept]
+                mean, half, n = mean_ci(diffs)
                 sides[0 if mean + half < 0 else 1 if mean - half > 0 else 2] += 1
-                rows.append(
-                    [stem, b, title, n, f"{one:.3f}", f"{two:.3f}", _cell([y - x for x, y in kept])]
-                )
+                rows.append([stem, b, title, n, f"{one:.3f}", f"{two:.3f}", _cell(diffs)])
     header = [
         "file",
         "budget",

@@ -341,7 +341,8 @@ def test_the_two_draws_table_pairs_each_moved_cell_and_counts_its_interval() -> 
                 (lds_design.TWO_DRAWS, "32"): {"drop@3": 1.0 + gap + 0.2},
             }
         )
-    text, words = lds_design.two_draws_table({"f": ([], table)})
+    found = [case(20, 1, f"t{i}") for i in range(3)]  # one document counts too
+    text, words = lds_design.two_draws_table({"f": (found, table)})
     rows = text.splitlines()[2:]
     assert rows == [
         "| f | 16 | LDS, Bernoulli ½ | 3 | 0.600 | 0.490 | -0.110 ± 0.025 |",
@@ -352,7 +353,7 @@ def test_the_two_draws_table_pairs_each_moved_cell_and_counts_its_interval() -> 
         "zero in 1, wholly above it in 1, and straddles it in 0; were two draws no different, "
         "about 0.1 of 2 intervals would miss zero by chance."
     )
-    assert lds_design.two_draws_table({"f": ([], table[:0])})[0] == "No cell moves."
+    assert lds_design.two_draws_table({"f": (found, table[:0])})[0] == "No cell moves."
 
 
 def test_two_draws_are_pooled_per_budget_on_each_half_over_several_documents() -> None:
