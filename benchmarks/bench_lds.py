@@ -33,6 +33,7 @@ from benchmarks.data import (
     RewardStore,
     Unpriced,
     examples_by_id,
+    load_examples,
     make_builder,
     masks_from_bits,
 )
@@ -726,15 +727,24 @@ def headline_rows(stem: str, table: list[Cells], shape: str = "model") -> list[l
 def answers_command(args: argparse.Namespace) -> None:
     """The examples of a stored run answered by another model (greedy, the run's own
     prompt over the full context), appended to ``results/<dataset>_<model>.jsonl`` for
-    ``lds run`` to price; resumable."""
+    ``lds run`` to price; with ``--new``, dataset examples from row ``--offset`` on that no
+    results file and no held-out check uses instead (more examples for the model's own
+    file); resumable."""
     from camab_rag.scorers import TransformersScorer
 
     source = [r for r in read_results(RESULTS / f"{args.source}.jsonl") if r.get("status") == "ok"]
     dataset = str(source[0]["dataset"])
     target = RESULTS / f"{dataset}_{args.model}.jsonl"
     done = {r["id"] for r in read_results(target)}
-    todo = [r for r in source if r["id"] not in done][: max(0, args.n - len(done))]
-    by_id = examples_by_id(source)
+    if args.new:
+        origin = f"{dataset} rows {args.offset}+"
+        source = _new_records(dataset, source[0], args.offset, args.new + len(done) + 200)
+        earlier = [r for r in read_results(target) if r.get("answered", {}).get("source") == origin]
+        todo = [r for r in source if r["id"] not in done][: max(0, args.new - len(earlier))]
+    else:
+        origin = args.source
+        todo = [r for r in source if r["id"] not in done][: max(0, args.n - len(done))]
+    by_id = examples_by_id(todo) if todo else {}
     scorer = TransformersScorer(args.model, batch_size=1, num_threads=args.threads)
     for record in todo:
         started = time.perf_counter()
@@ -746,12 +756,34 @@ def answers_command(args: argparse.Namespace) -> None:
         row = {key: record[key] for key in keep if key in record}
         row |= {"model": args.model, "answers": record.get("answers", []), "response": response}
         row |= {"methods": {}, "full_logprob": None, "status": "ok"}
-        row |= {"answered": {"source": args.source, "model": args.model}}
+        row |= {"answered": {"source": origin, "model": args.model}}
         with target.open("a", encoding="utf-8") as out:
             out.write(json.dumps(row) + "\n")
         print(
             f"{record['id']}: {time.perf_counter() - started:.0f} s, {response[:80]!r}", flush=True
         )
+
+
+HELD_OUT_CHECK = RESULTS / "quality" / "heldout_check.jsonl"
+"""The held-out check on new HotpotQA rows (``lds-design heldout``), one line per example."""
+
+
+def _new_records(
+    dataset: str, like: dict[str, Any], offset: int, count: int
+) -> list[dict[str, Any]]:
+    """Up to ``count`` records (the fields ``answers`` copies) of the dataset's examples from
+    row ``offset`` on that no results file of :data:`STEMS` and no held-out check row holds,
+    with ``like``'s seed, language and task."""
+    used = {r["id"] for stem in STEMS for r in read_results(RESULTS / f"{stem}.jsonl")}
+    used |= {r["id"] for r in read_results(HELD_OUT_CHECK)}
+    fresh = [e for e in load_examples(dataset, count, offset=offset) if e.id not in used]
+    same: dict[str, Any] = {k: like[k] for k in ("seed", "language", "task") if k in like}
+    return [
+        same
+        | {"id": e.id, "dataset": dataset, "question": e.question, "n_segments": e.n_segments}
+        | {"gold": e.gold, "answers": e.answers}
+        for e in fresh
+    ]
 
 
 def report_command(args: argparse.Namespace) -> None:
@@ -859,6 +891,10 @@ def main() -> None:
     answers_parser.add_argument("--source", default="cnn_dailymail_smollm2")
     answers_parser.add_argument("--model", default="qwen2.5-0.5b")
     answers_parser.add_argument("--n", type=int, default=12, help="examples in all")
+    answers_parser.add_argument(
+        "--new", type=int, default=0, help="this many new dataset examples in all instead"
+    )
+    answers_parser.add_argument("--offset", type=int, default=100, help="--new's first row")
     answers_parser.add_argument("--max-new-tokens", type=int, default=128)
     answers_parser.add_argument("--threads", type=int, default=2)
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")

@@ -226,9 +226,12 @@ def contexts(row: dict[str, Any], seed: int) -> tuple[list[dict[str, str]], list
 
 
 def examples_by_id(records: list[dict[str, Any]]) -> dict[str, Example]:
-    """The examples of stored records (the first ``len(records) + 200`` of their dataset)."""
+    """The examples of stored records (read from the first ``len(records) + 200`` of their
+    dataset, or from all of it when some record lies further on)."""
     wanted = {r["id"] for r in records}
     loaded = load_examples(records[0]["dataset"], len(records) + 200)
+    if not wanted <= {e.id for e in loaded}:
+        loaded = load_examples(records[0]["dataset"])
     return {e.id: e for e in loaded if e.id in wanted}
 
 

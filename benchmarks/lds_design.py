@@ -35,6 +35,7 @@ from benchmarks.bench_lds import (
     ANYTIME,
     BUDGETS,
     DROP_KS,
+    HELD_OUT_CHECK,
     LABELS,
     NO_LEXICAL,
     SHAPES,
@@ -1591,8 +1592,6 @@ LEARNED = (
 )
 
 
-HELD_OUT_CHECK = ROOT / "benchmarks" / "results" / "quality" / "heldout_check.jsonl"
-"""The held-out check on new HotpotQA rows (``heldout``), one line per example."""
 CHECK_METHODS = ("auto", "contextcite")
 CHECK_BUDGETS = (8, 16, 32, 64)
 """The budgets of the check (the first rows have 8 and 16 only)."""

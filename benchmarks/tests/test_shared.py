@@ -15,6 +15,7 @@ from benchmarks import stats as bench_stats
 from benchmarks.data import (
     append_record,
     dataset_path,
+    examples_by_id,
     load_examples,
     make_builder,
     normalize_answer,
@@ -175,3 +176,30 @@ def test_resume_runs_only_what_no_record_holds_and_loads_the_model_once(
     assert loaded == ["m"]
     resume(path, todo, lambda *_: pytest.fail("a stored record ran again"), "m", 1)
     assert loaded == ["m"]  # nothing left: no model loaded
+
+
+def test_new_examples_skip_every_used_id_and_are_found_past_the_first_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import bench_lds
+
+    rows = [json.loads(line) for line in HOTPOTQA.read_text(encoding="utf-8").splitlines()]
+    rows = [{**rows[i % len(rows)], "id": f"row{i}"} for i in range(260)]
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "hotpotqa_distractor_dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("CAMAB_BENCH_DATA", str(data))
+    results = tmp_path / "results"
+    (results / "quality").mkdir(parents=True)
+    (results / f"{bench_lds.STEMS[0]}.jsonl").write_text(json.dumps({"id": "row251"}) + "\n")
+    (results / "quality" / "heldout_check.jsonl").write_text(json.dumps({"id": "row253"}) + "\n")
+    monkeypatch.setattr(bench_lds, "RESULTS", results)
+    monkeypatch.setattr(bench_lds, "HELD_OUT_CHECK", results / "quality" / "heldout_check.jsonl")
+    like = {"seed": 7, "language": "english", "task": "qa", "response": "not copied"}
+    new = bench_lds._new_records("hotpotqa", like, offset=250, count=6)
+    assert [r["id"] for r in new] == ["row250", "row252", "row254", "row255"]
+    assert {r["seed"] for r in new} == {7} and "response" not in new[0]
+    assert new[0]["answers"] == [rows[250]["answer"]] and new[0]["gold"]
+    # one record past the first len(records) + 200 rows: the whole file is read
+    found = examples_by_id(new[:1])
+    assert list(found) == ["row250"] and found["row250"].n_segments == new[0]["n_segments"]
