@@ -545,7 +545,10 @@ def section(
     skipped: tuple[int, set[str]],
     shape: str = "model",
     generated: tuple[str, str] | None = None,
+    added: str = "",
 ) -> str:
+    """One file's report section; ``added``: what it says of the rows ``lds answers --new``
+    added (:func:`_new_rows_sentence`)."""
     model = stem.split("_")[-1]
     name = stem if shape == "model" else f"{stem}, {SHAPES[shape]}"
     lines = [f"### {name}: {len(table)} examples ({MODEL_NAMES.get(model, model)})", ""]
@@ -571,6 +574,8 @@ def section(
             f"{_SHORT_PROTOCOL} {_priced_with(stem, topped)}",
             "",
         ]
+    if added:
+        lines += [added, ""]
     if skipped[0]:
         labels = sorted(skipped[1], key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0))
         budgets = ", ".join({"own": "N + 1"}.get(b, b) for b in labels)
@@ -807,13 +812,41 @@ def report_command(args: argparse.Namespace) -> None:
                 unpriced |= {label for _, label in missing}
             answered = found[0].record.get("answered")
             generated = (answered["source"], answered["model"]) if answered else None
-            text = section(stem, table, sizes, (skipped, unpriced), shape, generated)
+            added = _new_rows_sentence(found, stem, shape)
+            text = section(stem, table, sizes, (skipped, unpriced), shape, generated, added)
             if stem in HEADLINE_STEMS:
                 headlines += headline_rows(stem, table, shape)
             body.append(text)
     text = "\n\n".join([INTRO, *body])
     title = "Quality per model call: LDS and top-k drop"
     publish("lds", title, text, headlines, args.write)
+
+
+def _new_rows_sentence(found: list[Case], stem: str, shape: str) -> str:
+    """What the report says of a stored file's examples added by ``lds answers --new``
+    (none: nothing)."""
+    origins = [str(c.record.get("answered", {}).get("source", "")) for c in found]
+    added = [o for o in origins if o and o not in STEMS]
+    if not added or len(added) == len(found):
+        return ""
+    model = str(found[0].record["model"])
+    others = ",".join(s for s in SHAPES if s != shape)
+    answered = (
+        "answered by the model itself (greedy, 48 new tokens, the same prompt over the full "
+        "context)"
+        if shape == "model"
+        else "the gold answer as above (the records hold the model's answer too)"
+    )
+    return (
+        f"{len(added)} of the {len(found)} examples are newer dataset rows "
+        f"({', '.join(sorted(set(added)))}) that no other file and no held-out check uses, "
+        f"{answered}, written by `.venv/bin/python -m benchmarks lds answers --source {stem} "
+        f"--model {model} --new K --max-new-tokens 48` and priced with `nice -n 10 "
+        f".venv/bin/python -m benchmarks lds run --results {stem} --shape {shape} --also {others} "
+        "--phases "
+        "fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K --n 1`: "
+        f"{_SHORT_PROTOCOL}"
+    )
 
 
 INTRO = (

@@ -59,3 +59,21 @@ def test_conflict_shares_count_copies_sources_and_control_flags() -> None:
         conflicts.rates(cases, [], lambda _case: (set(), set()))["control documents flagged"]
     )
     assert conflicts._row("rule", figures)[1:] == ["0.500", "0.500", "0.000", "1.000", "0.250"]
+
+
+def test_the_lds_report_names_the_rows_lds_answers_new_added() -> None:
+    from benchmarks.bench_lds import Case, _new_rows_sentence
+    from benchmarks.data import Example
+
+    example = Example("x", "q?", [{"text": "A.", "title": "T"}], [[(0, 2)]], [0], ["A"])
+    stored = {"id": "a", "model": "smollm2"}
+    new = {"id": "b", "model": "smollm2", "answered": {"source": "hotpotqa rows 100+"}}
+    again = {"id": "c", "model": "qwen", "answered": {"source": "hotpotqa_smollm2"}}
+    mixed = [Case("hotpotqa_smollm2", r, example) for r in (stored, new, new)]
+    text = _new_rows_sentence(mixed, "hotpotqa_smollm2", "sentence")
+    assert text.startswith("2 of the 3 examples are newer dataset rows (hotpotqa rows 100+)")
+    assert "--shape sentence --also model,span" in text and "the gold answer" in text
+    assert "answered by the model itself" in _new_rows_sentence(mixed, "hotpotqa_smollm2", "model")
+    # a stored run alone, or a file all answered from another (said in its own header): nothing
+    assert _new_rows_sentence(mixed[:1], "hotpotqa_smollm2", "model") == ""
+    assert _new_rows_sentence([Case("h", again, example)] * 2, "h", "model") == ""
