@@ -740,11 +740,12 @@ def answers_command(args: argparse.Namespace) -> None:
     source = [r for r in read_results(RESULTS / f"{args.source}.jsonl") if r.get("status") == "ok"]
     dataset = str(source[0]["dataset"])
     target = RESULTS / f"{dataset}_{args.model}.jsonl"
-    done = {r["id"] for r in read_results(target)}
+    written = read_results(target)
+    done = {r["id"] for r in written}
     if args.new:
         origin = f"{dataset} rows {args.offset}+"
         source = _new_records(dataset, source[0], args.offset, args.new + len(done) + 200)
-        earlier = [r for r in read_results(target) if r.get("answered", {}).get("source") == origin]
+        earlier = [r for r in written if r.get("answered", {}).get("source") == origin]
         todo = [r for r in source if r["id"] not in done][: max(0, args.new - len(earlier))]
     else:
         origin = args.source
@@ -843,8 +844,7 @@ def _new_rows_sentence(found: list[Case], stem: str, shape: str) -> str:
         f"{answered}, written by `.venv/bin/python -m benchmarks lds answers --source {stem} "
         f"--model {model} --new K --max-new-tokens 48` and priced with `nice -n 10 "
         f".venv/bin/python -m benchmarks lds run --results {stem} --shape {shape} --also {others} "
-        "--phases "
-        "fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K --n 1`: "
+        "--phases fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K --n 1`: "
         f"{_SHORT_PROTOCOL}"
     )
 
