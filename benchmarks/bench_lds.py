@@ -76,6 +76,8 @@ SIZE_ONLY = ("size", "0")
 DROP_KS = (1, 3)
 HELD_OUT_FROM = 64
 """The stored ContextCite-style design's rows from here on are held out (fits read 64)."""
+SENTENCE_OPENING = "The answer is "
+"""What the ``sentence`` shape puts before the gold span (and ``.`` after it)."""
 SHAPES = {
     "model": "the model's own answers",
     "span": "the gold answer span as the answer",
@@ -138,7 +140,7 @@ class Case:
 def reshaped(record: dict[str, Any], example: Example, shape: str) -> dict[str, Any]:
     """A stored record with a short answer (:data:`SHAPES`) instead of the model's."""
     answer = example.answers[0].strip()
-    response = answer if shape == "span" else f"The answer is {answer.rstrip('.')}."
+    response = answer if shape == "span" else f"{SENTENCE_OPENING}{answer.rstrip('.')}."
     return {**record, "response": response, "methods": {}, "full_logprob": None, "shape": shape}
 
 
@@ -414,6 +416,24 @@ Cells = dict[tuple[str, str], dict[str, float]]
 """(method, budget label) -> metric -> value, for one example."""
 
 
+def held_out_samples(
+    case: Case, store: RewardStore, fits: dict[tuple[str, str], Fit]
+) -> dict[str, Mask]:
+    """The held-out subsets of one example that the store has priced (the sized draws are
+    priced in later phases, as time allows), per sample, without any subset a fit trained
+    on."""
+    trained = [m for fit in fits.values() for m in fit.trained]
+    samples = {"bernoulli": held_out(bernoulli_held_out(case), trained)}
+    samples |= {
+        kind: held_out(held_out_draws(case.id, case.n, HELD_OUT_COUNT)[kind], trained)
+        for kind in SIZED
+    }
+    return {
+        kind: masks[[i for i, m in enumerate(masks) if store.get(case.id, m) is not None]]
+        for kind, masks in samples.items()
+    }
+
+
 def measure(
     case: Case, store: RewardStore, extra: dict[tuple[str, str], Fit] | None = None
 ) -> tuple[Cells, dict[str, int]]:
@@ -421,19 +441,7 @@ def measure(
     subsets are not all priced yet is left out), and of the ``extra`` fits (ablations);
     with the sizes of the held-out samples."""
     fits = fits_of(case, PricedReward(store, case.id), partial=True) | (extra or {})
-    trained = [m for fit in fits.values() for m in fit.trained]
-    samples = {"bernoulli": held_out(bernoulli_held_out(case), trained)}
-    samples |= {
-        kind: held_out(held_out_draws(case.id, case.n, HELD_OUT_COUNT)[kind], trained)
-        for kind in SIZED
-    }
-    # the priced part of each sample (the sized draws are priced in later phases, as
-    # time allows)
-    priced = {
-        kind: [i for i, m in enumerate(masks) if store.get(case.id, m) is not None]
-        for kind, masks in samples.items()
-    }
-    samples = {kind: masks[priced[kind]] for kind, masks in samples.items()}
+    samples = held_out_samples(case, store, fits)
     rewards = {kind: [store.get(case.id, m) for m in masks] for kind, masks in samples.items()}
     full = full_reward(case, store)
     gold = case.example.gold

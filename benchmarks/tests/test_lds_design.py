@@ -569,3 +569,19 @@ def test_the_moves_table_shows_only_the_cells_a_switch_moves() -> None:
         "| f | 64 | gold AUROC | 2 | 0.600 | 0.900 | +0.300 |",
     ]
     assert "| without | auto | change |" in text.splitlines()[0]
+
+
+def test_the_span_tokens_of_a_sentence_answer_include_the_one_that_opens_with_a_space() -> None:
+    response = "The answer is Robert Childers DSC."
+    # a byte-level BPE's offsets: a word's token takes the space before it
+    words = ["The", " answer", " is", " Robert", " Child", "ers", " D", "SC", "."]
+    ends = np.cumsum([len(w) for w in words])
+    offsets = list(zip([0, *ends[:-1]], ends))
+    assert "".join(words) == response
+    span = lds_design.span_tokens(response, offsets)
+    assert span.tolist() == [False, False, False, True, True, True, True, True, False]
+    # a tokenizer that trims the space gives the same split
+    trimmed = [
+        (a + 1, b) if words[i].startswith(" ") else (a, b) for i, (a, b) in enumerate(offsets)
+    ]
+    assert lds_design.span_tokens(response, trimmed).tolist() == span.tolist()
