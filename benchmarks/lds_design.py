@@ -1252,11 +1252,17 @@ def token_table(every: Part) -> tuple[str, str]:
         *(f"{t}: auto − ContextCite-style" for t in TOKEN_PARTS.values()),
     ]
     medians = ", ".join(f"{k} {np.median(v):.2f}" for k, v in shares.items())
-    words = (
+    counted = (
         f"Of the {trailing} cells where `auto` trails ContextCite-style by more "
         f"than {-TARGET_GAP} on the whole answer, it trails by more than that on the span's "
         f"tokens alone in {behind['span']} and on the opening and the '.' in "
-        f"{behind['template']}. Those template tokens come from no source; over the "
+        f"{behind['template']}."
+        if trailing
+        else f"`auto` trails ContextCite-style by more than {-TARGET_GAP} on the whole answer "
+        "in no cell."
+    )
+    words = (
+        f"{counted} Those template tokens come from no source; over the "
         f"Bernoulli ½ halves the median share of the reward's variance they carry is "
         f"{medians or 'not measured'}."
     )
