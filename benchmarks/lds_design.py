@@ -281,6 +281,15 @@ def _stem_shape(stem: str) -> tuple[str, str]:
     return (name, shape) if shape in SHAPES else (stem, "model")
 
 
+def _ablation_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
+    """The fits :func:`tables` adds to :func:`measure`'s: the variants, and over several
+    documents the locality replays."""
+    extra = variant_fits(case, reward)
+    if _n_docs(case) > 1:
+        extra |= _locality_fits(case, reward)
+    return extra
+
+
 def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells]]:
     """Every example's cells (main fits and ablations) of a results file or a short-answer
     store (``"<stem>.<shape>"``); with ``cache``, kept in a pickle there until they change."""
@@ -300,11 +309,7 @@ def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells
             return found, list(rows)
     rows = []
     for case in found:
-        reward = PricedReward(store, case.id)
-        extra = variant_fits(case, reward)
-        if _n_docs(case) > 1:
-            extra |= _locality_fits(case, reward)
-        cells, _ = measure(case, store, extra)
+        cells, _ = measure(case, store, _ablation_fits(case, PricedReward(store, case.id)))
         rows.append(cells)
     if path is not None:
         with open(path, "wb") as handle:
@@ -1168,16 +1173,16 @@ def _part_gaps(
     example, on the held-out subsets and fits of the tables (a sample is left out unless
     every subset kept its per-token log-probs); and the share of the reward's variance over
     the Bernoulli ½ subsets that the tokens outside the span carry."""
-    store = store_of(case.stem, case.shape)
-    reward = PricedReward(store, case.id)
-    fits = fits_of(case, reward, partial=True) | variant_fits(case, reward)
-    if _n_docs(case) > 1:
-        fits |= _locality_fits(case, reward)
     gaps: dict[tuple[str, int, str], float] = {}
     share = None
+    if span.all() or not span.any():
+        return gaps, share
+    store = store_of(case.stem, case.shape)
+    reward = PricedReward(store, case.id)
+    fits = fits_of(case, reward, partial=True) | _ablation_fits(case, reward)
     for kind, masks in held_out_samples(case, store, fits).items():
         rows = [kept.get(bits(m)) for m in masks] if kind in TOKEN_SAMPLES else []
-        if not rows or span.all() or not span.any():
+        if not rows:
             continue
         if any(row is None or len(row) != span.size for row in rows):
             continue
