@@ -546,6 +546,18 @@ def _priced_with(results: str, topped: bool = False) -> str:
     )
 
 
+def _priced_in_one_run(stem: str, staged: str) -> str:
+    """``staged`` (how a generated file's first examples were priced), and how the ones
+    answered later were: in one run each, the same fits and held-out draws."""
+    command = f"nice -n 10 .venv/bin/python -m benchmarks lds run --results {stem}"
+    return (
+        f"{staged[:-1]}; the examples answered later, in one run each with `{command} "
+        "--phases fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K "
+        f"--n 1` ({HELD_OUT_COUNT} held-out draws of each kind at once; auto's ablation rows "
+        "replay from the subsets that run priced, where they need no other)."
+    )
+
+
 def section(
     stem: str,
     table: list[Cells],
@@ -579,7 +591,7 @@ def section(
             f"The examples of {source}, each answered by this model itself (greedy, the "
             "same prompt over the full context, written by `.venv/bin/python -m benchmarks "
             f"lds answers --source {source} --model {model_name} --n K`); "
-            f"{_SHORT_PROTOCOL} {_priced_with(stem, topped)}",
+            f"{_SHORT_PROTOCOL} {_priced_in_one_run(stem, _priced_with(stem, topped))}",
             "",
         ]
     if added:

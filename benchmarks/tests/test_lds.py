@@ -311,3 +311,19 @@ def test_an_offset_past_the_file_names_its_size() -> None:
     assert picked(found, 1, 5, "f") == found[1:]
     with pytest.raises(SystemExit, match="f: no example at offset 2 \\(2 examples\\)"):
         picked(found, 2, 1, "f")
+
+
+def test_a_generated_file_gives_the_one_run_command_of_its_later_examples() -> None:
+    """A file another model answered gives both ways its examples were priced: in stages
+    (its first examples) and in one run each (those answered later); a short-answer file,
+    priced in stages only, does not."""
+    from benchmarks.bench_lds import section
+
+    sizes = [{"bernoulli": 32, "removal": 32, "keep": 32}] * 2
+    source = ("cnn_dailymail_smollm2", "qwen2.5-0.5b")
+    generated = section("cnn_dailymail_qwen2.5-0.5b", [], sizes, (0, set()), "model", source)
+    short = section("hotpotqa_smollm2", [], sizes, (0, set()), shape="span")
+    one_run = "--phases fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K"
+    assert "Priced with `nice -n 10" in generated and "; the examples answered later" in generated
+    assert f"lds run --results cnn_dailymail_qwen2.5-0.5b {one_run}" in generated
+    assert "the examples answered later" not in short
