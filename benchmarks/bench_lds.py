@@ -526,35 +526,36 @@ _SHORT_PROTOCOL = (
 """The protocol of a file with no stored run, as the report says it."""
 
 
-def _priced_with(results: str, topped: bool = False) -> str:
+_RUN = "nice -n 10 .venv/bin/python -m benchmarks lds run --results"
+"""How the report's commands start (``lds run``, niced, before ``--results``' value)."""
+_ONE_RUN = "--phases fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K --n 1"
+"""The flags that price an example in one run: every phase, no ablation rows."""
+
+
+def _priced_with(results: str, topped: bool = False, later: bool = False) -> str:
     """The commands that priced such a file (``results``: its ``--results`` and shape
     flags): 8 and 16 calls with the held-out draws and auto's ablations, then 32 and 64;
-    ``topped``: then :data:`HELD_OUT_COUNT` held-out draws of each kind."""
-    command = f"nice -n 10 .venv/bin/python -m benchmarks lds run --results {results}"
+    ``topped``: then :data:`HELD_OUT_COUNT` held-out draws of each kind; ``later``: the
+    examples answered later in one run each."""
+    command = f"{_RUN} {results}"
     more = (
         f"; then {HELD_OUT_COUNT} held-out draws of each kind with `{command} --phases "
         f"bernoulli,keep,removal --held-out {HELD_OUT_COUNT} --threads 1 --n K`"
         if topped
         else ""
     )
+    if later:
+        more += (
+            f"; the examples answered later, in one run each with `{command} {_ONE_RUN}` "
+            f"({HELD_OUT_COUNT} held-out draws of each kind at once; auto's ablation rows "
+            "replay from the subsets that run priced, where they need no other)"
+        )
     return (
         f"Priced with `{command} --phases core,bernoulli,keep,fits,drops,removal --held-out 16 "
         "--budgets 8,16 --threads 1 --offset K --n 1`, then auto and the peers at 32 and 64 "
         f"calls (no ablation rows) with `{command} --phases fits,drops --budgets 8,16,32 "
         "--no-ablations --threads 1 --offset K --n 1` and the same with `--budgets "
         f"8,16,32,64`, as far as CPU time allowed (column 'examples'){more}."
-    )
-
-
-def _priced_in_one_run(stem: str, staged: str) -> str:
-    """``staged`` (how a generated file's first examples were priced), and how the ones
-    answered later were: in one run each, the same fits and held-out draws."""
-    command = f"nice -n 10 .venv/bin/python -m benchmarks lds run --results {stem}"
-    return (
-        f"{staged[:-1]}; the examples answered later, in one run each with `{command} "
-        "--phases fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K "
-        f"--n 1` ({HELD_OUT_COUNT} held-out draws of each kind at once; auto's ablation rows "
-        "replay from the subsets that run priced, where they need no other)."
     )
 
 
@@ -591,7 +592,7 @@ def section(
             f"The examples of {source}, each answered by this model itself (greedy, the "
             "same prompt over the full context, written by `.venv/bin/python -m benchmarks "
             f"lds answers --source {source} --model {model_name} --n K`); "
-            f"{_SHORT_PROTOCOL} {_priced_in_one_run(stem, _priced_with(stem, topped))}",
+            f"{_SHORT_PROTOCOL} {_priced_with(stem, topped, later=True)}",
             "",
         ]
     if added:
@@ -862,10 +863,8 @@ def _new_rows_sentence(found: list[Case], stem: str, shape: str) -> str:
         f"{len(added)} of the {len(found)} examples are newer dataset rows "
         f"({', '.join(sorted(set(added)))}) that no other file and no held-out check uses, "
         f"{answered}, written by `.venv/bin/python -m benchmarks lds answers --source {stem} "
-        f"--model {model} --new K --max-new-tokens 48` and priced with `nice -n 10 "
-        f".venv/bin/python -m benchmarks lds run --results {stem} --shape {shape} --also {others} "
-        "--phases fits,drops,keep,removal,bernoulli --no-ablations --threads 1 --offset K --n 1`: "
-        f"{_SHORT_PROTOCOL}"
+        f"--model {model} --new K --max-new-tokens 48` and priced with `{_RUN} {stem} "
+        f"--shape {shape} --also {others} {_ONE_RUN}`: {_SHORT_PROTOCOL}"
     )
 
 
