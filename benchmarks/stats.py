@@ -14,6 +14,8 @@ from numpy.typing import NDArray
 from scipy.stats import rankdata, spearmanr
 from scipy.stats import t as student_t
 
+from camab_rag.result import ranking
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 Masks = NDArray[np.bool_]
@@ -276,8 +278,8 @@ def removal_mask(n_segments: int, removed: Sequence[int]) -> NDArray[np.bool_]:
 
 
 def removal_set(scores: Sequence[float] | FloatArray, k: int) -> tuple[int, ...]:
-    """The top-``k`` segments (ties: earlier index first) in index order (the results' key)."""
+    """The top-``k`` segments (ties, near ones too: earlier index first, as the library's
+    :func:`~camab_rag.result.ranking`) in index order (the results' key)."""
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
-    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-    return tuple(sorted(int(i) for i in order[:k]))
+    return tuple(sorted(ranking(scores)[:k]))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from camab_rag.errors import InputError
-from camab_rag.result import AttributionResult, short_text
+from camab_rag.result import AttributionResult, ranking, short_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -32,7 +32,7 @@ def plot_attribution(
     if scores.size == 0:
         raise InputError("the attribution has no scores to plot")
     flat = [short_text(s.text, 40) for s in result.segments] or [""] * scores.size
-    ranked = np.argsort(-scores, kind="stable")[:top]
+    ranked = ranking(scores)[:top]
     order = list(range(scores.size) if top is None else ranked)
     gold_set, cited_set = set(gold), set(cited)
     if ax is None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
+TIE = 1e-12  # scores closer than this (relative) tie: see ranking()
 _SCALARS = (  # noqa: SIM905
     "status error method method_config reward seed question response budget n_queries "
     "n_evaluations prompt_tokens wall_time_s n_redrawn exact "
@@ -296,16 +297,25 @@ def uninformative_reason(
             f"({float(rewards[0]):.4g}): the answer's likelihood did not change with the "
             "context, so no segment can be told apart"
         )
-    if n > 1 and float(np.ptp(scores)) <= 1e-12 * max(1.0, float(np.abs(scores).max())):
+    if n > 1 and float(np.ptp(scores)) <= TIE * max(1.0, float(np.abs(scores).max())):
         return f"all {n} segments got the same score ({float(scores[0]):.4g}): they tie"
     return None
+
+
+def ranking(scores: Sequence[float] | FloatArray) -> list[int]:
+    """Indices best first; scores within ``TIE`` of each other (relative to the largest,
+    at least 1) tie and keep index order. Why: solvers leave last-bit noise (1e-17) that
+    differs between BLAS builds, and a citation or a top-k drop must not hang on it."""
+    values = np.asarray(scores, dtype=float)
+    finite = np.abs(values[np.isfinite(values)])
+    unit = TIE * max(1.0, float(finite.max()) if finite.size else 1.0)
+    return [int(i) for i in np.argsort(-np.round(values / unit), kind="stable")]
 
 
 def _top_k(scores: FloatArray, k: int) -> list[int]:
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
-    order = np.argsort(-np.asarray(scores), kind="stable")
-    return [int(i) for i in order[:k]]
+    return ranking(scores)[:k]
 
 
 def check_finished(data: object) -> None:

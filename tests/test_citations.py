@@ -19,7 +19,7 @@ from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.render.markdown import escape_markdown
 from camab_rag.render.terminal import render_terminal, use_color
 from camab_rag.render.text import answer_id, clean
-from camab_rag.result import AttributionResult, StatementAttribution
+from camab_rag.result import AttributionResult, StatementAttribution, ranking
 from camab_rag.segments import Segment
 
 DOCS = [
@@ -76,6 +76,18 @@ def test_rule_top_k_threshold_and_relative():
     assert CitationRule(top_k=3).select([0.0, 0.0]) == []  # nor here: no evidence, no citation
     assert CitationRule(top_k=3).select([0.0, 0.3]) == [1]
     assert CitationRule().select([]) == []
+
+
+def test_float_noise_does_not_reorder_tied_scores():
+    # 0.1 + 0.2 is 0.30000000000000004: last-bit noise a solver leaves, and BLAS builds
+    # differ in it; the tie keeps index order in the ranking, top_k and the citations
+    tied = [0.1, 0.3, 0.1 + 0.2, 0.05]
+    assert ranking(tied) == [1, 2, 0, 3]
+    assert make_result(scores=np.array(tied)).top_k(2) == [1, 2]
+    assert CitationRule(top_k=1).select(tied) == [1]
+    assert ranking([0.3, 0.3 + 1e-9]) == [1, 0]  # a real gap still counts
+    assert ranking([2e9, 2e9 + 1e-4, 1.0]) == [0, 1, 2]  # the tolerance is relative
+    assert ranking([]) == []
 
 
 def test_the_citation_bar_is_absolute_and_tied_to_groundedness():

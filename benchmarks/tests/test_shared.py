@@ -32,6 +32,7 @@ def test_removal_set_is_index_ordered_ties_by_position_and_capped() -> None:
     assert bench_stats.removal_set([0.5, 0.9, 0.5, 0.1], 2) == (0, 1)  # the tie goes to index 0
     assert bench_stats.removal_set([0.2, 0.1], 5) == (0, 1)  # k above N removes every segment
     assert bench_stats.removal_set([0.2, 0.1], 0) == ()
+    assert bench_stats.removal_set([0.1, 0.3, 0.1 + 0.2], 1) == (1,)  # float noise ties
     with pytest.raises(ValueError, match="k must be >= 0"):
         bench_stats.removal_set([0.2, 0.1], -1)
 

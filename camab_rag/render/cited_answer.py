@@ -16,7 +16,7 @@ from camab_rag.render.markdown import render_markdown
 from camab_rag.render.support import CITE_ABOVE, support_words
 from camab_rag.render.terminal import render_terminal
 from camab_rag.render.text import groundedness_report, verdict_name
-from camab_rag.result import FloatArray, short_text
+from camab_rag.result import FloatArray, ranking, short_text
 from camab_rag.scorers.base import ScoredBy
 
 SourceUnit = Literal["document", "segment"]
@@ -53,7 +53,7 @@ class CitationRule:
     def select(self, scores: Sequence[float] | FloatArray) -> list[int]:
         """Indices of the cited units, best first."""
         values = np.asarray(scores, dtype=float)
-        order = [int(i) for i in np.argsort(-values, kind="stable")]
+        order = ranking(values)
         bar = max(self.threshold, self.relative * float(values[order[0]])) if order else 0.0
         chosen = [i for i in order if 0 < values[i] >= bar]
         return chosen if self.top_k is None else chosen[: self.top_k]
