@@ -303,9 +303,10 @@ def uninformative_reason(
 
 
 def ranking(scores: Sequence[float] | FloatArray) -> list[int]:
-    """Indices best first; scores within ``TIE`` of each other (relative to the largest,
-    at least 1) tie and keep index order. Why: solvers leave last-bit noise (1e-17) that
-    differs between BLAS builds, and a citation or a top-k drop must not hang on it."""
+    """Indices best first, scores compared on a grid of ``TIE`` times the largest (at
+    least 1), so scores that differ by far less than that tie and keep index order. Why:
+    solvers leave last-bit noise (1e-17) that differs between BLAS builds, and a citation
+    or a top-k drop must not hang on it."""
     values = np.asarray(scores, dtype=float)
     finite = np.abs(values[np.isfinite(values)])
     unit = TIE * max(1.0, float(finite.max()) if finite.size else 1.0)
