@@ -413,17 +413,20 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
     """Rows stored before 32 calls joined the check count at 8 and 16 only."""
     path = tmp_path / "check.jsonl"
     old = {"auto@8": 0.5, "contextcite@8": 0.4, "auto@16": 0.6, "contextcite@16": 0.6}
-    new = {**old, "auto@32": 0.7, "contextcite@32": 0.9}
+    new = {**old, "auto@16": 0.8, "auto@32": 0.7, "contextcite@32": 0.9}
     newest = {**new, "auto@64": 0.8, "contextcite@64": 0.7}
     designs = {"auto@32": "adaptive", "auto@64": "random_halves"}
     lines = [{"lds": x} for x in (old, old, new)] + [{"lds": newest, "designs": designs}]
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", path)
+    monkeypatch.setattr(lds_design, "SHIPPED_FROM", 2)  # the last two rows: auto as it ships
     rows = [r.split(" | ")[:2] for r in lds_design.heldout_table().splitlines()[2:]]
     assert rows == [["| 8", "4"], ["| 16", "4"], ["| 32", "2"], ["| 64", "1"]]
     last = lds_design.heldout_table().splitlines()
     assert "-0.200" in last[-2] and "0 of 1 |" in last[-2]  # one row records its design
-    assert last[-1] == "| 64 | 1 | 0.800 | 0.700 | 0.100 | 1 of 1 |"
+    assert last[-1] == "| 64 | 1 | 0.800 | 0.700 | 0.100 | 1: 0.100 | 1 of 1 |"
+    # 16 calls: a gap of 0 on the two older rows, 0.2 on the two rows of auto as it ships
+    assert "| 2: 0.200 ± 0.000 |" in last[3] and "| 0.100 ± " in last[3]
 
 
 def test_the_locality_table_reads_each_replay_beside_auto_and_counts_its_wins() -> None:
