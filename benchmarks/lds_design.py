@@ -1825,26 +1825,24 @@ def heldout_command(args: argparse.Namespace) -> None:
 
 
 def heldout_table() -> str:
-    """The stored held-out check: mean LDS per method and budget, and the paired gap."""
+    """The stored held-out check: mean LDS per method and budget, and the paired gap, on
+    all rows and on the rows from :data:`SHIPPED_FROM` on."""
     if not HELD_OUT_CHECK.exists():
         return "No row stored yet."
     lines = [json.loads(line) for line in HELD_OUT_CHECK.read_text().splitlines() if line]
     rows = []
     for budget in CHECK_BUDGETS:
-        with_it = [x for x in lines if f"auto@{budget}" in x["lds"]]
+        indexed = [(i, x) for i, x in enumerate(lines) if f"auto@{budget}" in x["lds"]]
+        with_it = [x for _, x in indexed]
         ours = [x["lds"][f"auto@{budget}"] for x in with_it]
         theirs = [x["lds"][f"contextcite@{budget}"] for x in with_it]
-        diffs = [a - b for a, b in zip(ours, theirs) if not (math.isnan(a) or math.isnan(b))]
+        gaps = [(i, a - b) for (i, _), a, b in zip(indexed, ours, theirs) if not math.isnan(a - b)]
+        diffs = [d for _, d in gaps]
+        shipped = [d for i, d in gaps if i >= SHIPPED_FROM]
+        now = f"{len(shipped)}: {_cell(shipped)}" if shipped else "–"
         designs = [x.get("designs", {}).get(f"auto@{budget}") for x in with_it]
         designs = [d for d in designs if d]  # the rows that record it
         halves = f"{designs.count('random_halves')} of {len(designs)}"
-        shipped = [
-            x["lds"][f"auto@{budget}"] - x["lds"][f"contextcite@{budget}"]
-            for x in lines[SHIPPED_FROM:]
-            if f"auto@{budget}" in x["lds"]
-        ]
-        shipped = [d for d in shipped if not math.isnan(d)]
-        now = f"{len(shipped)}: {_cell(shipped)}" if shipped else "–"
         if with_it:
             cells = [_cell(ours), _cell(theirs), _cell(diffs), now, halves]
             rows.append([budget, len(with_it), *cells])
