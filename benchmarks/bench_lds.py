@@ -793,16 +793,19 @@ def answers_command(args: argparse.Namespace) -> None:
 
 HELD_OUT_CHECK = RESULTS / "quality" / "heldout_check.jsonl"
 """The held-out check on new HotpotQA rows (``lds-design heldout``), one line per example."""
+TITLES_CHECK = RESULTS / "quality" / "heldout_titles.jsonl"
+"""New HotpotQA rows priced with each title in its text and in the template (``lds-design
+titles``), one line per example."""
 
 
 def _new_records(
     dataset: str, like: dict[str, Any], offset: int, count: int
 ) -> list[dict[str, Any]]:
     """Up to ``count`` records (the fields ``answers`` copies) of the dataset's examples from
-    row ``offset`` on that no results file of :data:`STEMS` and no held-out check row holds,
+    row ``offset`` on that no results file of :data:`STEMS` and no held-out check holds,
     with ``like``'s seed, language and task."""
     used = {r["id"] for stem in STEMS for r in read_results(RESULTS / f"{stem}.jsonl")}
-    used |= {r["id"] for r in read_results(HELD_OUT_CHECK)}
+    used |= {r["id"] for path in (HELD_OUT_CHECK, TITLES_CHECK) for r in read_results(path)}
     fresh = [e for e in load_examples(dataset, count, offset=offset) if e.id not in used]
     same: dict[str, Any] = {k: like[k] for k in ("seed", "language", "task") if k in like}
     return [

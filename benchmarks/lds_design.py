@@ -59,6 +59,7 @@ from benchmarks.bench_lds import (
     variant,
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, read_jsonl
+from benchmarks.lds_titles import TITLES_INTRO, titles_command, titles_table, titles_verdict
 from benchmarks.stats import lds, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
@@ -1492,6 +1493,14 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         heldout_table(),
         "",
+        "#### Where a title stands: the check against the LDS files",
+        "",
+        TITLES_INTRO,
+        "",
+        titles_table(),
+        "",
+        titles_verdict(),
+        "",
     ]
     searched = [s for s in dev if 2 * len(dev[s][0]) >= MIN_RULE_ROWS]  # as at the choice
     scored = search({stem: dev[stem] for stem in searched})
@@ -1863,6 +1872,10 @@ def main() -> None:
     check_parser = sub.add_parser("heldout", help="the held-out check on new HotpotQA rows")
     check_parser.add_argument("--offset", type=int, default=0)
     check_parser.add_argument("--n", type=int, default=3)
+    titles_parser = sub.add_parser("titles", help="new rows, each title in its text and not")
+    titles_parser.add_argument("--offset", type=int, default=0)
+    titles_parser.add_argument("--n", type=int, default=3)
+    titles_parser.add_argument("--budget", type=int, default=32)
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
     short = [f"{stem}.{shape}" for stem in STEMS for shape in SHAPES if shape != "model"]
     report_parser.add_argument("--results-list", nargs="+", default=[*STEMS, *short])
@@ -1870,7 +1883,9 @@ def main() -> None:
     report_parser.add_argument("--cache", type=Path, default=None, help="a folder for the cells")
     args = parser.parse_args()
     logging.getLogger("camab_rag").setLevel(logging.ERROR)
-    {"run": run_command, "report": report_command, "heldout": heldout_command}[args.command](args)
+    commands = {"run": run_command, "report": report_command, "heldout": heldout_command}
+    commands["titles"] = titles_command
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

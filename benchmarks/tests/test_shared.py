@@ -196,9 +196,12 @@ def test_new_examples_skip_every_used_id_and_are_found_past_the_first_rows(
     (results / "quality" / "heldout_check.jsonl").write_text(json.dumps({"id": "row253"}) + "\n")
     monkeypatch.setattr(bench_lds, "RESULTS", results)
     monkeypatch.setattr(bench_lds, "HELD_OUT_CHECK", results / "quality" / "heldout_check.jsonl")
+    titles = results / "quality" / "heldout_titles.jsonl"
+    titles.write_text(json.dumps({"id": "row255"}) + "\n")
+    monkeypatch.setattr(bench_lds, "TITLES_CHECK", titles)
     like = {"seed": 7, "language": "english", "task": "qa", "response": "not copied"}
     new = bench_lds._new_records("hotpotqa", like, offset=250, count=6)
-    assert [r["id"] for r in new] == ["row250", "row252", "row254", "row255"]
+    assert [r["id"] for r in new] == ["row250", "row252", "row254"]
     assert {r["seed"] for r in new} == {7} and "response" not in new[0]
     assert new[0]["answers"] == [rows[250]["answer"]] and new[0]["gold"]
     # one record past the first len(records) + 200 rows: the whole file is read

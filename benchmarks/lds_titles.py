@@ -1,0 +1,302 @@
+"""Where a paragraph's title stands, and the held-out check's disagreement with the LDS files.
+
+The held-out check (``lds-design heldout``) puts each HotpotQA title in its paragraph's
+text, so it goes with the first sentence; the LDS files' prompts put it in the document
+template, where it stays while any sentence of the paragraph is kept: one effect the
+paragraph's sentences share, which a document-first design might read better than random
+halves. On the short gold answers the two disagree at 32 calls; this check prices the
+same new rows both ways, so the placement is the only difference:
+
+    nice -n 10 .venv/bin/python -m benchmarks lds-design titles --offset M --n K
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import replace
+from typing import Any
+from unittest.mock import patch
+
+import numpy as np
+
+from benchmarks._report import ci_cell, markdown_table
+from benchmarks.bench_lds import HELD_OUT_CHECK, STEMS, TITLES_CHECK, cases
+from benchmarks.stats import mean_ci
+from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CALLS
+
+PLACEMENTS = {"text": "{text}", "template": "{title}: {text}"}
+"""The document template of each placement (``text``: the title already in the text)."""
+METHODS = ("auto", "contextcite")
+
+
+def _placed(example: Any, placement: str) -> tuple[list[Any], Any]:
+    """The documents and a prompt-builder factory for one placement of the titles."""
+    from camab_rag.prompts import TemplatePromptBuilder
+
+    template = PLACEMENTS[placement]
+    if placement == "text":
+        docs: list[Any] = [
+            f"{d['title']}: {d['text']}" if d.get("title") else d["text"] for d in example.documents
+        ]
+    else:
+        docs = [{"title": d.get("title", ""), "text": d["text"]} for d in example.documents]
+
+    def factory(question: str, documents: Any, segments: Any) -> Any:
+        return TemplatePromptBuilder(question, documents, segments, document_template=template)
+
+    return docs, factory
+
+
+def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> dict[str, Any]:
+    """``auto`` and ContextCite-style at ``budget`` calls through ``Attributor``, read by LDS
+    on 32 Bernoulli ½ subsets of the check's seed that neither trained on; with the full
+    context's reward, which `auto`'s switch for an unlikely answer reads (from 64 calls), and
+    every reward priced, so other designs on these subsets replay without the model."""
+    from benchmarks.data import bits
+    from benchmarks.stats import bernoulli_subsets, lds, subset_seed
+    from camab_rag import Attributor
+    from camab_rag.rewards import mean_logprob
+    from camab_rag.scorers.base import ScoreRequest
+    from camab_rag.segments import segment_documents, to_documents
+
+    docs, factory = _placed(example, placement)
+    answer = example.answers[0].strip()
+    fits = {
+        method: Attributor(scorer, budget=budget, method=method, prompt_builder=factory).run(
+            example.question, docs, answer
+        )
+        for method in METHODS
+    }
+    documents = to_documents(docs)
+    segments = segment_documents(documents, "sentence")
+    for result in fits.values():
+        assert [s.text for s in result.segments] == [s.text for s in segments]
+    builder = factory(example.question, documents, segments)
+    trained = {m.tobytes() for r in fits.values() for m in r.masks}
+    n = len(segments)
+    seed = subset_seed(example.id, "check")
+    held = [m for m in bernoulli_subsets(n, 64, seed) if m.tobytes() not in trained][:32]
+    full = np.ones(n, dtype=bool)
+    scored = scorer.score([ScoreRequest(builder.build(m), answer) for m in [full, *held]])
+    rewards = [mean_logprob(s.logprobs) for s in scored[1:]]
+    out: dict[str, Any] = {"n": n, "held_out": len(held)}
+    out["full"] = mean_logprob(scored[0].logprobs)  # what auto's switch reads (not at 32)
+    out |= {m: lds(r.scores, np.array(held), rewards) for m, r in fits.items()}
+    out["designs"] = {m: r.method_config.get("design") for m, r in fits.items()}
+    priced = {bits(m): float(v) for r in fits.values() for m, v in zip(r.masks, r.rewards)}
+    priced |= {bits(m): float(v) for m, v in zip([full, *held], [out["full"], *rewards])}
+    out["held"], out["rewards"] = [bits(m) for m in held], priced  # for replays
+    return out
+
+
+def titles_command(args: Any) -> None:
+    """New rows (in no results file, the held-out check or this file), both placements."""
+    from benchmarks.data import load_examples
+    from camab_rag.scorers import default_scorer
+
+    skip = {c.id for stem in STEMS for c in cases(stem)}
+    for path in (HELD_OUT_CHECK, TITLES_CHECK):
+        if path.exists():
+            skip |= {json.loads(line)["id"] for line in path.read_text().splitlines() if line}
+    dataset = str(cases(STEMS[0])[0].record["dataset"])
+    fresh = [
+        e
+        for e in load_examples(dataset, args.offset + args.n + 200)[args.offset :]
+        if e.id not in skip and e.answers and e.answers[0].strip()
+    ]
+    scorer = default_scorer()
+    for example in fresh[: args.n]:
+        started = time.perf_counter()
+        line: dict[str, Any] = {"id": example.id, "answer": example.answers[0].strip()}
+        line["budget"] = args.budget
+        line |= {p: _one_placement(example, p, args.budget, scorer) for p in PLACEMENTS}
+        line["seconds"] = round(time.perf_counter() - started)
+        with open(TITLES_CHECK, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+        print(json.dumps(line), flush=True)
+
+
+class _Unpriced(KeyError):
+    """A replay asked for a subset the row did not price."""
+
+
+CANDIDATE = (32, 0.25)
+"""A rule read on these rows before they were read (session 44): ``auto``'s switch for an
+unlikely answer from this many calls and calls a unit (it ships from 64 and 1.0), the
+other half's best in the floor table of the rule's section. It would ship if, on these
+rows, it raised the gap to ContextCite-style in the text placement and in the mean of the
+two placements."""
+
+
+def replayed_auto(
+    line: dict[str, Any], placement: str, example: Any, floor: tuple[int, float] | None = None
+) -> float:
+    """LDS of ``auto`` as it ships now (or with the unlikely-answer switch from ``floor``:
+    calls, calls a unit), replayed from the row's stored rewards as ``Attributor`` runs it
+    (the answer's lexical scores, the documents, seed 0, one request at a time); ``nan``
+    when its design asks for a subset the row did not price."""
+    from benchmarks.data import bits, masks_from_bits
+    from benchmarks.stats import lds
+    from camab_rag.engine import attribute_fn
+    from camab_rag.lexical import lexical_scores
+    from camab_rag.methods import auto as auto_module
+    from camab_rag.methods.auto import Auto
+    from camab_rag.segments import segment_documents, to_documents
+    from camab_rag.settings import AttributionSettings
+
+    row = line[placement]
+    if "rewards" not in row:  # the first rows kept their LDS alone
+        return math.nan
+    table = row["rewards"]
+    segments = segment_documents(to_documents(_placed(example, placement)[0]), "sentence")
+    answer = str(line["answer"])
+    lexical = lexical_scores([s.text for s in segments], answer)
+    groups = np.unique([s.doc_index for s in segments], return_inverse=True)[1].tolist()
+
+    def value(mask: np.ndarray) -> float:
+        key = bits(mask)
+        if key not in table:
+            raise _Unpriced(key)
+        return float(table[key])
+
+    method = Auto().with_lexical(lexical, len(answer.split()))
+    calls, cut = floor or (auto_module.UNLIKELY_HALVES_MIN_CALLS, auto_module.UNLIKELY_HALVES_FROM)
+    method = replace(method, _switches=replace(method._switches, unlikely_halves_from=cut))
+    try:
+        with patch.object(auto_module, "UNLIKELY_HALVES_MIN_CALLS", calls):  # a module cut
+            result = attribute_fn(
+                value,
+                len(segments),
+                budget=int(line["budget"]),
+                method=method,
+                groups=groups,
+                settings=AttributionSettings(seed=0),
+            )
+    except _Unpriced:
+        return math.nan
+    held = row["held"]
+    return lds(result.scores, masks_from_bits(held), [table[h] for h in held])
+
+
+def _lines() -> list[dict[str, Any]]:
+    if not TITLES_CHECK.exists():
+        return []
+    return [json.loads(line) for line in TITLES_CHECK.read_text().splitlines() if line]
+
+
+def _examples(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """The dataset's examples of the rows that replay (none read when no row does)."""
+    from benchmarks.data import examples_by_id
+
+    replayable = [x for x in lines if any("rewards" in x[p] for p in PLACEMENTS)]
+    if not replayable:
+        return {}
+    dataset = str(cases(STEMS[0])[0].record["dataset"])
+    return examples_by_id([{"id": x["id"], "dataset": dataset} for x in replayable])
+
+
+def titles_table() -> str:
+    """Per budget and placement: the mean LDS of ``auto`` and ContextCite-style as priced,
+    their paired gap, and the gap with ``auto`` as it ships replayed (rows that replay);
+    then the gap's move between placements (the same rows, paired)."""
+    lines = _lines()
+    if not lines:
+        return "No row stored yet."
+    examples = _examples(lines)
+    rows = []
+    for budget in sorted({x["budget"] for x in lines}):
+        at = [x for x in lines if x["budget"] == budget]
+        gaps = {p: [x[p]["auto"] - x[p]["contextcite"] for x in at] for p in PLACEMENTS}
+        cells: list[Any] = [budget, len(at)]
+        for p in PLACEMENTS:
+            cells += [
+                ci_cell([x[p]["auto"] for x in at]),
+                ci_cell([x[p]["contextcite"] for x in at]),
+            ]
+            now = [
+                replayed_auto(x, p, examples[x["id"]]) - x[p]["contextcite"]
+                for x in at
+                if x["id"] in examples
+            ]
+            now = [v for v in now if not math.isnan(v)]
+            cells += [ci_cell(gaps[p]), f"{len(now)}: {ci_cell(now)}" if now else "–"]
+        moved = [b - a for a, b in zip(gaps["text"], gaps["template"]) if not math.isnan(b - a)]
+        rows.append([*cells, ci_cell(moved)])
+    header = ["budget", "rows"]
+    for name in ("title in the text", "title in the template"):
+        header += [f"auto, {name}", f"ContextCite-style, {name}", f"gap, {name}"]
+        header.append(f"gap with auto as it ships (replayed: rows), {name}")
+    header.append("gap in the template − gap in the text (paired)")
+    return markdown_table(header, rows)
+
+
+TITLES_INTRO = (
+    "The check above and the gold-span rows of the LDS files differ in one setting beside "
+    "the rows: the check puts each paragraph's title in its text (it goes with the first "
+    "sentence), the LDS files' prompts in the document template (it stays while any "
+    "sentence of the paragraph is kept, an effect the paragraph's sentences share). New "
+    "rows (in no results file and not in the check), the gold answer as the answer, "
+    "SmolLM2, priced both ways by `nice -n 10 .venv/bin/python -m benchmarks lds-design "
+    "titles --offset M --n K` (`auto` and ContextCite-style through `Attributor`, the "
+    "check's LDS on 32 Bernoulli ½ subsets of its seed); mean ± 95% CI:"
+)
+
+
+def titles_verdict() -> str:
+    """What the paired move says, per budget, read from the stored rows."""
+    lines = _lines()
+    said = []
+    for budget in sorted({x["budget"] for x in lines}):
+        at = [x for x in lines if x["budget"] == budget]
+        moved = [
+            (x["template"]["auto"] - x["template"]["contextcite"])
+            - (x["text"]["auto"] - x["text"]["contextcite"])
+            for x in at
+        ]
+        mean, half, count = mean_ci(moved)
+        low, high = mean - half, mean + half
+        if low > 0:
+            what = (
+                "favours `auto` when the title stays in the template: the placement moves the gap"
+            )
+        elif high < 0:
+            what = "favours ContextCite-style when the title stays in the template"
+        else:
+            what = (
+                "is not told from zero by these rows: they neither show nor rule out that "
+                "the placement explains the disagreement"
+            )
+        said.append(f"At {budget} calls, on {count} rows, the move ({mean:+.3f}) {what}.")
+        said.append(_candidate_words(at))
+    return " ".join(s for s in said if s)
+
+
+def _candidate_words(at: list[dict[str, Any]]) -> str:
+    """:data:`CANDIDATE` against ``auto`` as it ships, both replayed, per placement, and
+    whether it would ship by the rule written down before the rows were read."""
+    examples = _examples(at)
+    changes: dict[str, list[float]] = {p: [] for p in PLACEMENTS}
+    for x in [x for x in at if x["id"] in examples]:
+        now = {p: replayed_auto(x, p, examples[x["id"]]) for p in PLACEMENTS}
+        new = {p: replayed_auto(x, p, examples[x["id"]], CANDIDATE) for p in PLACEMENTS}
+        if not any(math.isnan(now[p] - new[p]) for p in PLACEMENTS):
+            for p in PLACEMENTS:
+                changes[p].append(new[p] - now[p])
+    if not changes["text"]:
+        return ""
+    text, template = (mean_ci(changes[p]) for p in PLACEMENTS)
+    ships = text[0] >= 0 and (text[0] + template[0]) / 2 >= 0
+    return (
+        f"The switch for an unlikely answer from {CANDIDATE[0]} calls and {CANDIDATE[1]} "
+        f"calls a unit (fixed before these rows were read; `auto` ships it from "
+        f"{UNLIKELY_HALVES_MIN_CALLS} and {UNLIKELY_HALVES_FROM}), replayed on "
+        f"{text[2]} rows, moves `auto`'s LDS by {text[0]:+.3f} ± {text[1]:.3f} with the "
+        f"title in the text and {template[0]:+.3f} ± {template[1]:.3f} in the template: "
+        + (
+            "it would ship."
+            if ships
+            else "it does not ship (it had to gain in the text and on both)."
+        )
+    )
