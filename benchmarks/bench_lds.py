@@ -798,6 +798,16 @@ TITLES_CHECK = RESULTS / "quality" / "heldout_titles.jsonl"
 titles``), one line per example."""
 
 
+def fresh_answered(offset: int, n: int, skip: set[str]) -> list[Example]:
+    """The first ``n`` examples of the results files' dataset from row ``offset`` on (read
+    from the first ``offset + n + 200`` rows) with a gold answer, that no results file of
+    :data:`STEMS` holds and ``skip`` does not name: the held-out checks' new rows."""
+    used = {c.id for stem in STEMS for c in cases(stem)} | skip
+    dataset = str(cases(STEMS[0])[0].record["dataset"])
+    rows = load_examples(dataset, offset + n + 200)[offset:]
+    return [e for e in rows if e.id not in used and e.answers and e.answers[0].strip()][:n]
+
+
 def _new_records(
     dataset: str, like: dict[str, Any], offset: int, count: int
 ) -> list[dict[str, Any]]:

@@ -50,6 +50,7 @@ from benchmarks.bench_lds import (
     _groups,
     cases,
     fits_of,
+    fresh_answered,
     full_reward,
     held_out_samples,
     longest_run,
@@ -59,7 +60,7 @@ from benchmarks.bench_lds import (
     variant,
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, read_jsonl
-from benchmarks.lds_titles import TITLES_INTRO, titles_command, titles_table, titles_verdict
+from benchmarks.lds_titles import placed, titles_command, titles_section
 from benchmarks.stats import lds, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
@@ -1495,11 +1496,7 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         "#### Where a title stands: the check against the LDS files",
         "",
-        TITLES_INTRO,
-        "",
-        titles_table(),
-        "",
-        titles_verdict(),
+        titles_section(),
         "",
     ]
     searched = [s for s in dev if 2 * len(dev[s][0]) >= MIN_RULE_ROWS]  # as at the choice
@@ -1771,7 +1768,6 @@ def heldout_command(args: argparse.Namespace) -> None:
     """New HotpotQA rows, the gold answer as the answer: ``auto`` and ContextCite-style
     through ``camab_rag.attribute`` at :data:`CHECK_BUDGETS` calls, read by LDS on 32 Bernoulli ½
     subsets of their own seed; appended to :data:`HELD_OUT_CHECK` row by row."""
-    from benchmarks.data import load_examples
     from benchmarks.stats import bernoulli_subsets, lds, subset_seed
     from camab_rag import attribute
     from camab_rag.prompts import TemplatePromptBuilder
@@ -1780,22 +1776,11 @@ def heldout_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers.base import ScoreRequest
     from camab_rag.segments import segment_documents, to_documents
 
-    used = {c.id for stem in STEMS for c in cases(stem)}
-    done = set()
-    if HELD_OUT_CHECK.exists():
-        done = {json.loads(line)["id"] for line in HELD_OUT_CHECK.read_text().splitlines()}
-    dataset = str(cases(STEMS[0])[0].record["dataset"])
-    fresh = [
-        e
-        for e in load_examples(dataset, args.offset + args.n + 200)[args.offset :]
-        if e.id not in used and e.answers and e.answers[0].strip()
-    ]
+    done = {r["id"] for r in read_jsonl(HELD_OUT_CHECK)}
     scorer = default_scorer()
-    for example in [e for e in fresh if e.id not in done][: args.n]:
+    for example in fresh_answered(args.offset, args.n, done):
         started = time.perf_counter()
-        docs = [
-            f"{d['title']}: {d['text']}" if d.get("title") else d["text"] for d in example.documents
-        ]
+        docs = placed(example, "text")[0]  # each title in its paragraph's text
         answer = example.answers[0].strip()
         documents = to_documents(docs)
         segments = segment_documents(documents, "sentence")

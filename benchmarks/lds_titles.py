@@ -22,7 +22,8 @@ from unittest.mock import patch
 import numpy as np
 
 from benchmarks._report import ci_cell, markdown_table
-from benchmarks.bench_lds import HELD_OUT_CHECK, STEMS, TITLES_CHECK, cases
+from benchmarks.bench_lds import HELD_OUT_CHECK, STEMS, TITLES_CHECK, cases, fresh_answered
+from benchmarks.data import read_jsonl
 from benchmarks.stats import mean_ci
 from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CALLS
 
@@ -31,7 +32,7 @@ PLACEMENTS = {"text": "{text}", "template": "{title}: {text}"}
 METHODS = ("auto", "contextcite")
 
 
-def _placed(example: Any, placement: str) -> tuple[list[Any], Any]:
+def placed(example: Any, placement: str) -> tuple[list[Any], Any]:
     """The documents and a prompt-builder factory for one placement of the titles."""
     from camab_rag.prompts import TemplatePromptBuilder
 
@@ -61,7 +62,7 @@ def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> di
     from camab_rag.scorers.base import ScoreRequest
     from camab_rag.segments import segment_documents, to_documents
 
-    docs, factory = _placed(example, placement)
+    docs, factory = placed(example, placement)
     answer = example.answers[0].strip()
     fits = {
         method: Attributor(scorer, budget=budget, method=method, prompt_builder=factory).run(
@@ -93,21 +94,11 @@ def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> di
 
 def titles_command(args: Any) -> None:
     """New rows (in no results file, the held-out check or this file), both placements."""
-    from benchmarks.data import load_examples
     from camab_rag.scorers import default_scorer
 
-    skip = {c.id for stem in STEMS for c in cases(stem)}
-    for path in (HELD_OUT_CHECK, TITLES_CHECK):
-        if path.exists():
-            skip |= {json.loads(line)["id"] for line in path.read_text().splitlines() if line}
-    dataset = str(cases(STEMS[0])[0].record["dataset"])
-    fresh = [
-        e
-        for e in load_examples(dataset, args.offset + args.n + 200)[args.offset :]
-        if e.id not in skip and e.answers and e.answers[0].strip()
-    ]
+    skip = {r["id"] for path in (HELD_OUT_CHECK, TITLES_CHECK) for r in read_jsonl(path)}
     scorer = default_scorer()
-    for example in fresh[: args.n]:
+    for example in fresh_answered(args.offset, args.n, skip):
         started = time.perf_counter()
         line: dict[str, Any] = {"id": example.id, "answer": example.answers[0].strip()}
         line["budget"] = args.budget
@@ -123,7 +114,7 @@ class _Unpriced(KeyError):
 
 
 CANDIDATE = (32, 0.25)
-"""A rule read on these rows before they were read (session 44): ``auto``'s switch for an
+"""A rule fixed before these rows were read (session 44): ``auto``'s switch for an
 unlikely answer from this many calls and calls a unit (it ships from 64 and 1.0), the
 other half's best in the floor table of the rule's section. It would ship if, on these
 rows, it raised the gap to ContextCite-style in the text placement and in the mean of the
@@ -150,7 +141,7 @@ def replayed_auto(
     if "rewards" not in row:  # the first rows kept their LDS alone
         return math.nan
     table = row["rewards"]
-    segments = segment_documents(to_documents(_placed(example, placement)[0]), "sentence")
+    segments = segment_documents(to_documents(placed(example, placement)[0]), "sentence")
     answer = str(line["answer"])
     lexical = lexical_scores([s.text for s in segments], answer)
     groups = np.unique([s.doc_index for s in segments], return_inverse=True)[1].tolist()
@@ -180,12 +171,6 @@ def replayed_auto(
     return lds(result.scores, masks_from_bits(held), [table[h] for h in held])
 
 
-def _lines() -> list[dict[str, Any]]:
-    if not TITLES_CHECK.exists():
-        return []
-    return [json.loads(line) for line in TITLES_CHECK.read_text().splitlines() if line]
-
-
 def _examples(lines: list[dict[str, Any]]) -> dict[str, Any]:
     """The dataset's examples of the rows that replay (none read when no row does)."""
     from benchmarks.data import examples_by_id
@@ -197,14 +182,35 @@ def _examples(lines: list[dict[str, Any]]) -> dict[str, Any]:
     return examples_by_id([{"id": x["id"], "dataset": dataset} for x in replayable])
 
 
-def titles_table() -> str:
+def _replays(lines: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per (row id, placement) that replays: ``auto`` as it ships and with
+    :data:`CANDIDATE`, each replayed once."""
+    examples = _examples(lines)
+    out = {}
+    for x in [x for x in lines if x["id"] in examples]:
+        for p in PLACEMENTS:
+            example = examples[x["id"]]
+            out[(x["id"], p)] = (
+                replayed_auto(x, p, example),
+                replayed_auto(x, p, example, CANDIDATE),
+            )
+    return out
+
+
+def titles_section() -> str:
+    """The report's text on the stored rows: what they are, their table, the verdict."""
+    lines = read_jsonl(TITLES_CHECK)
+    if not lines:
+        return "No row stored yet."
+    replays = _replays(lines)
+    verdict = _verdict(lines, replays)
+    return "\n\n".join([TITLES_INTRO, _table(lines, replays), *([verdict] if verdict else [])])
+
+
+def _table(lines: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]) -> str:
     """Per budget and placement: the mean LDS of ``auto`` and ContextCite-style as priced,
     their paired gap, and the gap with ``auto`` as it ships replayed (rows that replay);
     then the gap's move between placements (the same rows, paired)."""
-    lines = _lines()
-    if not lines:
-        return "No row stored yet."
-    examples = _examples(lines)
     rows = []
     for budget in sorted({x["budget"] for x in lines}):
         at = [x for x in lines if x["budget"] == budget]
@@ -216,9 +222,9 @@ def titles_table() -> str:
                 ci_cell([x[p]["contextcite"] for x in at]),
             ]
             now = [
-                replayed_auto(x, p, examples[x["id"]]) - x[p]["contextcite"]
+                replays[(x["id"], p)][0] - x[p]["contextcite"]
                 for x in at
-                if x["id"] in examples
+                if (x["id"], p) in replays
             ]
             now = [v for v in now if not math.isnan(v)]
             cells += [ci_cell(gaps[p]), f"{len(now)}: {ci_cell(now)}" if now else "–"]
@@ -244,9 +250,10 @@ TITLES_INTRO = (
 )
 
 
-def titles_verdict() -> str:
-    """What the paired move says, per budget, read from the stored rows."""
-    lines = _lines()
+def _verdict(
+    lines: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]
+) -> str:
+    """What the paired move says, per budget, and what :data:`CANDIDATE` does."""
     said = []
     for budget in sorted({x["budget"] for x in lines}):
         at = [x for x in lines if x["budget"] == budget]
@@ -269,21 +276,21 @@ def titles_verdict() -> str:
                 "the placement explains the disagreement"
             )
         said.append(f"At {budget} calls, on {count} rows, the move ({mean:+.3f}) {what}.")
-        said.append(_candidate_words(at))
+        said.append(_candidate_words(at, replays))
     return " ".join(s for s in said if s)
 
 
-def _candidate_words(at: list[dict[str, Any]]) -> str:
+def _candidate_words(
+    at: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]
+) -> str:
     """:data:`CANDIDATE` against ``auto`` as it ships, both replayed, per placement, and
     whether it would ship by the rule written down before the rows were read."""
-    examples = _examples(at)
     changes: dict[str, list[float]] = {p: [] for p in PLACEMENTS}
-    for x in [x for x in at if x["id"] in examples]:
-        now = {p: replayed_auto(x, p, examples[x["id"]]) for p in PLACEMENTS}
-        new = {p: replayed_auto(x, p, examples[x["id"]], CANDIDATE) for p in PLACEMENTS}
-        if not any(math.isnan(now[p] - new[p]) for p in PLACEMENTS):
-            for p in PLACEMENTS:
-                changes[p].append(new[p] - now[p])
+    for x in at:
+        pairs = [replays.get((x["id"], p), (math.nan, math.nan)) for p in PLACEMENTS]
+        if not any(math.isnan(new - now) for now, new in pairs):
+            for p, (now, new) in zip(PLACEMENTS, pairs):
+                changes[p].append(new - now)
     if not changes["text"]:
         return ""
     text, template = (mean_ci(changes[p]) for p in PLACEMENTS)
