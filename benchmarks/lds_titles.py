@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import replace
 from typing import Any
-from unittest.mock import patch
 
 import numpy as np
 
@@ -132,7 +130,6 @@ def replayed_auto(
     from benchmarks.stats import lds
     from camab_rag.engine import attribute_fn
     from camab_rag.lexical import lexical_scores
-    from camab_rag.methods import auto as auto_module
     from camab_rag.methods.auto import Auto
     from camab_rag.segments import segment_documents, to_documents
     from camab_rag.settings import AttributionSettings
@@ -152,19 +149,18 @@ def replayed_auto(
             raise _Unpriced(key)
         return float(table[key])
 
-    method = Auto().with_lexical(lexical, len(answer.split()))
-    calls, cut = floor or (auto_module.UNLIKELY_HALVES_MIN_CALLS, auto_module.UNLIKELY_HALVES_FROM)
-    method = replace(method, _switches=replace(method._switches, unlikely_halves_from=cut))
+    calls, cut = floor or (UNLIKELY_HALVES_MIN_CALLS, UNLIKELY_HALVES_FROM)
+    switches = {"unlikely_halves_from": cut, "unlikely_halves_min_calls": calls}
+    method = Auto._variant(**switches).with_lexical(lexical, len(answer.split()))
     try:
-        with patch.object(auto_module, "UNLIKELY_HALVES_MIN_CALLS", calls):  # a module cut
-            result = attribute_fn(
-                value,
-                len(segments),
-                budget=int(line["budget"]),
-                method=method,
-                groups=groups,
-                settings=AttributionSettings(seed=0),
-            )
+        result = attribute_fn(
+            value,
+            len(segments),
+            budget=int(line["budget"]),
+            method=method,
+            groups=groups,
+            settings=AttributionSettings(seed=0),
+        )
     except _Unpriced:
         return math.nan
     held = row["held"]

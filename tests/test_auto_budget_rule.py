@@ -273,6 +273,24 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     assert "full_reward" not in below.method_config  # not read under 64 calls
 
 
+def test_the_unlikely_answer_floor_is_a_switch_the_config_keeps():
+    """A variant's floor and cut move where the halves start (benchmarks replay candidate
+    rules this way); the stored config rebuilds the same variant."""
+    assert _Switches().unlikely_halves_min_calls == UNLIKELY_HALVES_MIN_CALLS
+    early = Auto._variant(unlikely_halves_from=0.25, unlikely_halves_min_calls=32)
+    assert early.reads_full_reward(40, 32, 10) and not Auto().reads_full_reward(40, 32, 10)
+    assert not early.reads_full_reward(40, 31, 10)  # under its floor
+    assert not early.reads_full_reward(200, 32, 10)  # under 0.25 (N + 1) calls
+    ours = attribute_fn(
+        unlikely, N, budget=32, method=early, groups=GROUPS, settings=AttributionSettings(seed=5)
+    )
+    assert ours.n_queries == 32 and ours.method_config["design"] == "random_halves"
+    assert ours.method_config["unlikely_halves_min_calls"] == 32
+    refit = method_from_config(ours.method, ours.method_config)
+    np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
+    assert isinstance(refit, Auto) and refit.reads_full_reward(40, 32, 10)
+
+
 def test_only_the_default_reward_is_read_against_the_cut():
     """The cut is in mean log-prob a token: another reward keeps the hierarchical design
     and makes no call first."""

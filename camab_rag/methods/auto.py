@@ -110,6 +110,7 @@ class _Switches:
     lexical_prior: bool = False
     one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
     unlikely_halves_from: float = UNLIKELY_HALVES_FROM
+    unlikely_halves_min_calls: int = UNLIKELY_HALVES_MIN_CALLS
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -119,10 +120,12 @@ class _Switches:
 
 def _reads_full_reward(switches: _Switches, n_segments: int, budget: int, n_docs: int) -> bool:
     """Whether :func:`budget_rule` reads the full context's reward for this run: over
-    several documents (not one each), from its cut of calls a unit and
-    :data:`UNLIKELY_HALVES_MIN_CALLS`, when the budget does not cover every subset."""
+    several documents (not one each), from its cut of calls a unit and its floor of calls
+    (:data:`UNLIKELY_HALVES_MIN_CALLS`), when the budget does not cover every subset."""
     several = 1 < n_docs < n_segments
-    least = max(switches.unlikely_halves_from * (n_segments + 1), UNLIKELY_HALVES_MIN_CALLS)
+    least = max(
+        switches.unlikely_halves_from * (n_segments + 1), switches.unlikely_halves_min_calls
+    )
     return several and not every_subset_fits(n_segments, budget) and budget >= least
 
 
