@@ -429,6 +429,38 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
     assert "| 2: 0.200 ± 0.000 |" in last[3] and "| 0.100 ± " in last[3]
 
 
+def test_the_pooled_check_reads_shipped_rows_and_the_titles_text_rows(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The check's rows priced with auto as it ships and the titles rows' text placement
+    (not the template) pool into one gap, read against the line."""
+    check, titles = tmp_path / "check.jsonl", tmp_path / "titles.jsonl"
+    old = {"lds": {"auto@32": 0.0, "contextcite@32": 0.9}}  # before SHIPPED_FROM: left out
+    shipped = [{"lds": {"auto@32": 0.7, "contextcite@32": 0.5}} for _ in range(2)]
+    check.write_text("".join(json.dumps(x) + "\n" for x in [old, *shipped]))
+    text = {"auto": 0.5, "contextcite": 0.3}
+    row = {"budget": 32, "text": text, "template": {"auto": 0.0, "contextcite": 0.9}}
+    titles.write_text(json.dumps(row) + "\n" + json.dumps({**row, "budget": 64}) + "\n")
+    monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", check)
+    monkeypatch.setattr(lds_design, "TITLES_CHECK", titles)
+    monkeypatch.setattr(lds_design, "SHIPPED_FROM", 1)
+    said = lds_design.pooled_check()
+    assert "is +0.200 ± 0.000 over 3 rows " in said
+    assert "meets the target" in said
+    shipped[1]["lds"]["auto@32"] = 0.2  # gaps 0.2, -0.3, 0.2: across the line
+    check.write_text("".join(json.dumps(x) + "\n" for x in [old, *shipped]))
+    assert "is +0.033 ± " in lds_design.pooled_check()
+    assert "neither show a miss" in lds_design.pooled_check()
+    titles.write_text(json.dumps({**row, "text": {"auto": 0.2, "contextcite": 0.5}}) + "\n")
+    shipped[0]["lds"]["auto@32"] = shipped[1]["lds"]["auto@32"] = 0.2  # gaps all -0.3
+    check.write_text("".join(json.dumps(x) + "\n" for x in [old, *shipped]))
+    assert "is -0.300 ± 0.000 over 3 rows" in lds_design.pooled_check()
+    assert "misses the target" in lds_design.pooled_check()
+    titles.write_text("")
+    check.write_text("")
+    assert lds_design.pooled_check() == ""
+
+
 def test_the_locality_table_reads_each_replay_beside_auto_and_counts_its_wins() -> None:
     """Lesson 8: per budget, auto, the empty-context and half-and-half replays and the
     best peer on the examples where every one has the sample (half and half from 16
