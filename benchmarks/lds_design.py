@@ -61,7 +61,7 @@ from benchmarks.bench_lds import (
     variant,
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, read_jsonl
-from benchmarks.lds_titles import placed, titles_command, titles_section
+from benchmarks.lds_titles import placed, placement_gap, titles_command, titles_section
 from benchmarks.stats import lds, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
@@ -551,10 +551,16 @@ def _gap_interval(table: list[Cells], budget: int, metric: str, peer: str) -> tu
     mean, half, n = mean_ci([a - p for a, p in pairs if a is not None and p is not None])
     if n < 2 or math.isnan(half):
         return "–", "unknown"
-    side = (
-        "above" if mean - half >= TARGET_GAP else "below" if mean + half < TARGET_GAP else "on it"
-    )
+    side = _line_side(mean, half)
     return f"{mean - half:+.3f} to {mean + half:+.3f}: {side}", side
+
+
+def _line_side(mean: float, half: float) -> str:
+    """Where the interval ``mean ± half`` lies against the target's line
+    (:data:`TARGET_GAP`): "above" (at or above it), "below" (wholly under) or "on it"."""
+    if mean - half >= TARGET_GAP:
+        return "above"
+    return "below" if mean + half < TARGET_GAP else "on it"
 
 
 Part = dict[str, tuple[list[Case], list[Cells]]]
@@ -1826,14 +1832,13 @@ def heldout_table() -> str:
     all rows and on the rows from :data:`SHIPPED_FROM` on."""
     if not HELD_OUT_CHECK.exists():
         return "No row stored yet."
-    lines = [json.loads(line) for line in HELD_OUT_CHECK.read_text().splitlines() if line]
+    lines = read_jsonl(HELD_OUT_CHECK)
     rows = []
     for budget in CHECK_BUDGETS:
-        indexed = [(i, x) for i, x in enumerate(lines) if f"auto@{budget}" in x["lds"]]
-        with_it = [x for _, x in indexed]
+        with_it = [x for x in lines if f"auto@{budget}" in x["lds"]]
         ours = [x["lds"][f"auto@{budget}"] for x in with_it]
         theirs = [x["lds"][f"contextcite@{budget}"] for x in with_it]
-        gaps = [(i, a - b) for (i, _), a, b in zip(indexed, ours, theirs) if not math.isnan(a - b)]
+        gaps = _check_gaps(lines, budget)
         diffs = [d for _, d in gaps]
         shipped = [d for i, d in gaps if i >= SHIPPED_FROM]
         now = f"{len(shipped)}: {_cell(shipped)}" if shipped else "–"
@@ -1849,25 +1854,29 @@ def heldout_table() -> str:
     return markdown_table(header, rows)
 
 
+def _check_gaps(lines: list[dict[str, Any]], budget: int) -> list[tuple[int, float]]:
+    """Per row of the check that prices ``budget`` calls and reads both LDS: its index in
+    file order and ``auto`` − ContextCite-style."""
+    key, theirs = f"auto@{budget}", f"contextcite@{budget}"
+    gaps = [(i, x["lds"][key] - x["lds"][theirs]) for i, x in enumerate(lines) if key in x["lds"]]
+    return [(i, g) for i, g in gaps if not math.isnan(g)]
+
+
 def pooled_check(budget: int = 32) -> str:
     """The check's gap at ``budget`` calls on every row that prices it the check's way with
     ``auto`` as it ships: its rows from :data:`SHIPPED_FROM` on and the titles rows with
     the title in the text, read against issue 51's line (:data:`TARGET_GAP`)."""
-    check = read_jsonl(HELD_OUT_CHECK)[SHIPPED_FROM:]
-    key = f"auto@{budget}"
-    gaps = [x["lds"][key] - x["lds"][f"contextcite@{budget}"] for x in check if key in x["lds"]]
-    titled = [x["text"] for x in read_jsonl(TITLES_CHECK) if x["budget"] == budget]
-    gaps += [x["auto"] - x["contextcite"] for x in titled]
-    gaps = [g for g in gaps if not math.isnan(g)]
+    gaps = [g for i, g in _check_gaps(read_jsonl(HELD_OUT_CHECK), budget) if i >= SHIPPED_FROM]
+    titled = [placement_gap(x, "text") for x in read_jsonl(TITLES_CHECK) if x["budget"] == budget]
+    gaps += [g for g in titled if not math.isnan(g)]
     if not gaps:
         return ""
     mean, half, count = mean_ci(gaps)
-    if mean + half < TARGET_GAP:
-        what = "wholly below the line: `auto` misses the target there"
-    elif mean - half >= TARGET_GAP:
-        what = "wholly at or above the line: `auto` meets the target there"
-    else:
-        what = "across the line: the rows neither show a miss nor rule one out"
+    what = {
+        "below": "wholly below the line: `auto` misses the target there",
+        "above": "wholly at or above the line: `auto` meets the target there",
+        "on it": "across the line: the rows neither show a miss nor rule one out",
+    }[_line_side(mean, half)]
     return (
         f"The titles rows with the title in the text are the check's design on new rows (the "
         f"held-out subsets exclude only the 32-call fits' subsets, not every budget's). "

@@ -48,6 +48,11 @@ def placed(example: Any, placement: str) -> tuple[list[Any], Any]:
     return docs, factory
 
 
+def placement_gap(line: dict[str, Any], placement: str) -> float:
+    """A stored row's LDS gap, ``auto`` − ContextCite-style, in one placement."""
+    return float(line[placement]["auto"] - line[placement]["contextcite"])
+
+
 def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> dict[str, Any]:
     """``auto`` and ContextCite-style at ``budget`` calls through ``Attributor``, read by LDS
     on 32 Bernoulli ½ subsets of the check's seed that neither trained on; with the full
@@ -210,7 +215,7 @@ def _table(lines: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[flo
     rows = []
     for budget in sorted({x["budget"] for x in lines}):
         at = [x for x in lines if x["budget"] == budget]
-        gaps = {p: [x[p]["auto"] - x[p]["contextcite"] for x in at] for p in PLACEMENTS}
+        gaps = {p: [placement_gap(x, p) for x in at] for p in PLACEMENTS}
         cells: list[Any] = [budget, len(at)]
         for p in PLACEMENTS:
             cells += [
@@ -253,11 +258,7 @@ def _verdict(
     said = []
     for budget in sorted({x["budget"] for x in lines}):
         at = [x for x in lines if x["budget"] == budget]
-        moved = [
-            (x["template"]["auto"] - x["template"]["contextcite"])
-            - (x["text"]["auto"] - x["text"]["contextcite"])
-            for x in at
-        ]
+        moved = [placement_gap(x, "template") - placement_gap(x, "text") for x in at]
         mean, half, count = mean_ci(moved)
         low, high = mean - half, mean + half
         if low > 0:
