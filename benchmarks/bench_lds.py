@@ -796,6 +796,8 @@ HELD_OUT_CHECK = RESULTS / "quality" / "heldout_check.jsonl"
 TITLES_CHECK = RESULTS / "quality" / "heldout_titles.jsonl"
 """New HotpotQA rows priced with each title in its text and in the template (``lds-design
 titles``), one line per example."""
+TITLES_MODEL_CHECK = RESULTS / "quality" / "heldout_titles_model.jsonl"
+"""The same with the model's own answer (``lds-design titles --answer model``)."""
 
 
 def fresh_answered(offset: int, n: int, skip: set[str]) -> list[Example]:
@@ -815,7 +817,8 @@ def _new_records(
     row ``offset`` on that no results file of :data:`STEMS` and no held-out check holds,
     with ``like``'s seed, language and task."""
     used = {r["id"] for stem in STEMS for r in read_results(RESULTS / f"{stem}.jsonl")}
-    used |= {r["id"] for path in (HELD_OUT_CHECK, TITLES_CHECK) for r in read_results(path)}
+    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK)
+    used |= {r["id"] for path in checks for r in read_results(path)}
     fresh = [e for e in load_examples(dataset, count, offset=offset) if e.id not in used]
     same: dict[str, Any] = {k: like[k] for k in ("seed", "language", "task") if k in like}
     return [

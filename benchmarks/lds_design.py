@@ -1507,6 +1507,10 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         pooled_check(),
         "",
+        "#### The model's own answers, both placements",
+        "",
+        titles_section("model"),
+        "",
     ]
     searched = [s for s in dev if 2 * len(dev[s][0]) >= MIN_RULE_ROWS]  # as at the choice
     scored = search({stem: dev[stem] for stem in searched})
@@ -1901,6 +1905,7 @@ def main() -> None:
     titles_parser.add_argument("--offset", type=int, default=0)
     titles_parser.add_argument("--n", type=int, default=3)
     titles_parser.add_argument("--budget", type=int, default=32)
+    titles_parser.add_argument("--answer", choices=("gold", "model"), default="gold")
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
     short = [f"{stem}.{shape}" for stem in STEMS for shape in SHAPES if shape != "model"]
     report_parser.add_argument("--results-list", nargs="+", default=[*STEMS, *short])

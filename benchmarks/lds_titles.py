@@ -5,9 +5,12 @@ text, so it goes with the first sentence; the LDS files' prompts put it in the d
 template, where it stays while any sentence of the paragraph is kept: one effect the
 paragraph's sentences share, which a document-first design might read better than random
 halves. On the short gold answers the two disagree at 32 calls; this check prices the
-same new rows both ways, so the placement is the only difference:
+same new rows both ways, so the placement is the only difference; ``--answer model`` does
+the same with the model's own answer, to tell whether the disagreement is the short
+answers' or the placement's:
 
     nice -n 10 .venv/bin/python -m benchmarks lds-design titles --offset M --n K
+    nice -n 10 .venv/bin/python -m benchmarks lds-design titles --answer model --offset M --n K
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks._report import ci_cell, markdown_table
-from benchmarks.bench_lds import HELD_OUT_CHECK, STEMS, TITLES_CHECK, cases, fresh_answered
+from benchmarks.bench_lds import (
+    HELD_OUT_CHECK,
+    STEMS,
+    TITLES_CHECK,
+    TITLES_MODEL_CHECK,
+    cases,
+    fresh_answered,
+)
 from benchmarks.data import read_jsonl
 from benchmarks.stats import mean_ci
 from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CALLS
@@ -28,6 +38,13 @@ from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CAL
 PLACEMENTS = {"text": "{text}", "template": "{title}: {text}"}
 """The document template of each placement (``text``: the title already in the text)."""
 METHODS = ("auto", "contextcite")
+ANSWER_TOKENS = 48
+"""The model's own answer: greedy, at most this many new tokens (as the LDS files')."""
+
+
+def check_file(answer: str) -> Any:
+    """The stored rows of one kind of answer: ``gold`` (the span) or ``model`` (its own)."""
+    return TITLES_CHECK if answer == "gold" else TITLES_MODEL_CHECK
 
 
 def placed(example: Any, placement: str) -> tuple[list[Any], Any]:
@@ -53,7 +70,21 @@ def placement_gap(line: dict[str, Any], placement: str) -> float:
     return float(line[placement]["auto"] - line[placement]["contextcite"])
 
 
-def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> dict[str, Any]:
+def model_answer(example: Any, scorer: Any) -> str:
+    """The model's greedy answer to the prompt over the full context, each title in its
+    paragraph's text (the library's default template: the check's placement)."""
+    from camab_rag.segments import segment_documents, to_documents
+
+    docs, factory = placed(example, "text")
+    documents = to_documents(docs)
+    builder = factory(example.question, documents, segment_documents(documents, "sentence"))
+    prompt = builder.build(np.ones(builder.n_segments, dtype=bool))
+    return str(scorer.generate([prompt], max_new_tokens=ANSWER_TOKENS)[0]).strip()
+
+
+def _one_placement(
+    example: Any, placement: str, budget: int, scorer: Any, answer: str
+) -> dict[str, Any]:
     """``auto`` and ContextCite-style at ``budget`` calls through ``Attributor``, read by LDS
     on 32 Bernoulli ½ subsets of the check's seed that neither trained on; with the full
     context's reward, which `auto`'s switch for an unlikely answer reads (from 64 calls), and
@@ -66,7 +97,6 @@ def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> di
     from camab_rag.segments import segment_documents, to_documents
 
     docs, factory = placed(example, placement)
-    answer = example.answers[0].strip()
     fits = {
         method: Attributor(scorer, budget=budget, method=method, prompt_builder=factory).run(
             example.question, docs, answer
@@ -96,18 +126,24 @@ def _one_placement(example: Any, placement: str, budget: int, scorer: Any) -> di
 
 
 def titles_command(args: Any) -> None:
-    """New rows (in no results file, the held-out check or this file), both placements."""
+    """New rows (in no results file and no held-out check), both placements, the gold
+    answer or (``--answer model``) the model's own; a row it answers with nothing is skipped."""
     from camab_rag.scorers import default_scorer
 
-    skip = {r["id"] for path in (HELD_OUT_CHECK, TITLES_CHECK) for r in read_jsonl(path)}
+    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK)
+    skip = {r["id"] for path in checks for r in read_jsonl(path)}
     scorer = default_scorer()
     for example in fresh_answered(args.offset, args.n, skip):
         started = time.perf_counter()
-        line: dict[str, Any] = {"id": example.id, "answer": example.answers[0].strip()}
-        line["budget"] = args.budget
-        line |= {p: _one_placement(example, p, args.budget, scorer) for p in PLACEMENTS}
+        gold = example.answers[0].strip()
+        answer = gold if args.answer == "gold" else model_answer(example, scorer)
+        if not answer:
+            continue
+        line: dict[str, Any] = {"id": example.id, "answer": answer, "budget": args.budget}
+        line |= {"gold": gold} if args.answer == "model" else {}
+        line |= {p: _one_placement(example, p, args.budget, scorer, answer) for p in PLACEMENTS}
         line["seconds"] = round(time.perf_counter() - started)
-        with open(TITLES_CHECK, "a", encoding="utf-8") as handle:
+        with open(check_file(args.answer), "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
         print(json.dumps(line), flush=True)
 
@@ -198,14 +234,17 @@ def _replays(lines: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, 
     return out
 
 
-def titles_section() -> str:
-    """The report's text on the stored rows: what they are, their table, the verdict."""
-    lines = read_jsonl(TITLES_CHECK)
+def titles_section(answer: str = "gold") -> str:
+    """The report's text on the stored rows of one kind of answer (:func:`check_file`):
+    what they are, their table, the verdict (for the model's answers, the reading fixed
+    before its rows were read)."""
+    lines = read_jsonl(check_file(answer))
     if not lines:
         return "No row stored yet."
     replays = _replays(lines)
-    verdict = _verdict(lines, replays)
-    return "\n\n".join([TITLES_INTRO, _table(lines, replays), *([verdict] if verdict else [])])
+    said = [_verdict(lines, replays)] + ([_model_reading(lines)] if answer == "model" else [])
+    intro = TITLES_INTRO if answer == "gold" else MODEL_INTRO
+    return "\n\n".join([intro, _table(lines, replays), *[s for s in said if s]])
 
 
 def _table(lines: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]) -> str:
@@ -249,6 +288,42 @@ TITLES_INTRO = (
     "titles --offset M --n K` (`auto` and ContextCite-style through `Attributor`, the "
     "check's LDS on 32 Bernoulli ½ subsets of its seed); mean ± 95% CI:"
 )
+
+
+MODEL_INTRO = (
+    "The same design with the model's own answer instead of the gold span: SmolLM2's "
+    f"greedy answer (at most {ANSWER_TOKENS} new tokens) to the prompt over the full "
+    "context with each title in its text, the library's default template, the same answer "
+    "priced both ways by `nice -n 10 .venv/bin/python -m benchmarks lds-design titles "
+    "--answer model --offset M --n K` on new rows; mean ± 95% CI:"
+)
+MODEL_LINE = -0.02
+"""The reading of the model's rows, fixed before they were read (session 46): at
+:data:`MODEL_BUDGET` calls with the title in the text, a mean gap (``auto`` −
+ContextCite-style) at or above this line puts the check's deficit on the short gold
+answers, so a rule for it would key on the answer; below it, the default template
+costs ``auto`` on the model's own answers too, and a rule would key on the template."""
+MODEL_BUDGET = 32
+
+
+def _model_reading(lines: list[dict[str, Any]]) -> str:
+    """:data:`MODEL_LINE`'s reading of the model's rows at :data:`MODEL_BUDGET` calls."""
+    gaps = [placement_gap(x, "text") for x in lines if x["budget"] == MODEL_BUDGET]
+    if not gaps:
+        return ""
+    mean, half, count = mean_ci(gaps)
+    where = (
+        "at or above the line: the check's deficit belongs to the short gold answers, and a "
+        "rule for it would key on the answer"
+        if mean >= MODEL_LINE
+        else "below the line: the default template costs `auto` on the model's own answers "
+        "too, and a rule for it would key on the template"
+    )
+    return (
+        f"Read as fixed before these rows were read: at {MODEL_BUDGET} calls with the title "
+        f"in the text, `auto` − ContextCite-style on the model's own answers is {mean:+.3f} "
+        f"± {half:.3f} over {count} rows (the line: {MODEL_LINE}), {where}."
+    )
 
 
 def _verdict(

@@ -76,3 +76,51 @@ def test_a_row_replays_auto_from_its_rewards_and_says_nan_when_one_is_missing() 
     assert math.isnan(lds_titles.replayed_auto(line, "text", example))
     assert math.isnan(lds_titles.replayed_auto(line, "text", example, lds_titles.CANDIDATE))
     assert math.isnan(lds_titles.replayed_auto({"text": {}}, "text", example))  # LDS alone
+
+
+def test_the_models_rows_have_their_own_file_table_and_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--answer model`` rows: their own file and intro, and the reading fixed before them
+    on each side of its line; the gold rows' file is not read."""
+    monkeypatch.setattr(lds_titles, "TITLES_CHECK", tmp_path / "absent.jsonl")
+    path = tmp_path / "model.jsonl"
+    monkeypatch.setattr(lds_titles, "TITLES_MODEL_CHECK", path)
+    assert lds_titles.check_file("model") == path
+    assert lds_titles.titles_section("gold") == "No row stored yet."
+
+    def section(gaps: list[float]) -> list[str]:
+        rows = [
+            {"id": f"r{i}", "budget": 32, "answer": "It was 1999."}
+            | {p: {"auto": 0.6 + g, "contextcite": 0.6} for p in ("text", "template")}
+            for i, g in enumerate(gaps)
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return lds_titles.titles_section("model").split("\n\n")
+
+    intro, _, _, reading = section([-0.05, -0.03, -0.04])
+    assert intro == lds_titles.MODEL_INTRO
+    assert "is -0.040 ± " in reading and "over 3 rows" in reading
+    assert reading.endswith(
+        "below the line: the default template costs `auto` on the model's "
+        "own answers too, and a rule for it would key on the template."
+    )
+    reading = section([0.0, -0.01, -0.02])[-1]
+    assert "is -0.010 ± " in reading and "at or above the line" in reading
+
+
+def test_the_models_answer_is_its_greedy_reply_to_the_full_prompt_titles_in_the_text() -> None:
+    asked = []
+
+    class Replies:  # records the prompts; the model's side is the scorer's own test
+        def generate(self, prompts: list[object], *, max_new_tokens: int) -> list[str]:
+            asked.append((prompts, max_new_tokens))
+            return ["  She was owned by a writer.\n"]
+
+    example = SimpleNamespace(question="Who owned Asgard?", documents=[PARAGRAPH])
+    assert lds_titles.model_answer(example, Replies()) == "She was owned by a writer."
+    [(prompts, tokens)] = asked
+    assert tokens == lds_titles.ANSWER_TOKENS == 48
+    content = str(prompts[0][-1]["content"])  # type: ignore[index]
+    assert "Asgard: Asgard is a yacht. She was owned by a writer." in content
+    assert "Who owned Asgard?" in content

@@ -199,8 +199,11 @@ def test_new_examples_skip_every_used_id_and_are_found_past_the_first_rows(
     titles = results / "quality" / "heldout_titles.jsonl"
     titles.write_text(json.dumps({"id": "row255"}) + "\n")
     monkeypatch.setattr(bench_lds, "TITLES_CHECK", titles)
+    model = results / "quality" / "heldout_titles_model.jsonl"
+    model.write_text(json.dumps({"id": "row256"}) + "\n")
+    monkeypatch.setattr(bench_lds, "TITLES_MODEL_CHECK", model)
     like = {"seed": 7, "language": "english", "task": "qa", "response": "not copied"}
-    new = bench_lds._new_records("hotpotqa", like, offset=250, count=6)
+    new = bench_lds._new_records("hotpotqa", like, offset=250, count=7)
     assert [r["id"] for r in new] == ["row250", "row252", "row254"]
     assert {r["seed"] for r in new} == {7} and "response" not in new[0]
     assert new[0]["answers"] == [rows[250]["answer"]] and new[0]["gold"]
