@@ -367,11 +367,16 @@ def _candidate_words(
         return ""
     text, template = (mean_ci(changes[p]) for p in PLACEMENTS)
     ships = text[0] >= 0 and (text[0] + template[0]) / 2 >= 0
-    return (
+    switch = (
         f"The switch for an unlikely answer from {CANDIDATE[0]} calls and {CANDIDATE[1]} "
         f"calls a unit (fixed before these rows were read; `auto` ships it from "
         f"{UNLIKELY_HALVES_MIN_CALLS} and {UNLIKELY_HALVES_FROM}), replayed on "
-        f"{text[2]} rows, moves `auto`'s LDS by {text[0]:+.3f} ± {text[1]:.3f} with the "
+        f"{text[2]} rows, "
+    )
+    if not any(v for p in PLACEMENTS for v in changes[p]):
+        return switch + "changes no row's LDS in either placement: no answer here is unlikely."
+    return (
+        switch + f"moves `auto`'s LDS by {text[0]:+.3f} ± {text[1]:.3f} with the "
         f"title in the text and {template[0]:+.3f} ± {template[1]:.3f} in the template: "
         + (
             "it would ship."

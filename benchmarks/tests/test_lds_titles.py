@@ -124,3 +124,13 @@ def test_the_models_answer_is_its_greedy_reply_to_the_full_prompt_titles_in_the_
     content = str(prompts[0][-1]["content"])  # type: ignore[index]
     assert "Asgard: Asgard is a yacht. She was owned by a writer." in content
     assert "Who owned Asgard?" in content
+
+
+def test_the_candidate_gives_no_verdict_where_it_switches_no_row() -> None:
+    rows = [{"id": "a"}, {"id": "b"}]
+    same = {(x["id"], p): (0.5, 0.5) for x in rows for p in lds_titles.PLACEMENTS}
+    words = lds_titles._candidate_words(rows, same)
+    assert words.endswith("changes no row's LDS in either placement: no answer here is unlikely.")
+    moved = same | {("a", "text"): (0.5, 0.6)}
+    words = lds_titles._candidate_words(rows, moved)
+    assert "moves `auto`'s LDS by +0.050 ± " in words and words.endswith("it would ship.")
