@@ -319,10 +319,17 @@ def _model_reading(lines: list[dict[str, Any]]) -> str:
         else "below the line: the default template costs `auto` on the model's own answers "
         "too, and a rule for it would key on the template"
     )
+    low, high = mean - half, mean + half
+    settled = (
+        "lies wholly on that side"
+        if not low <= MODEL_LINE <= high
+        else "holds the line too: a reading by the mean, not a finding"
+    )
     return (
         f"Read as fixed before these rows were read: at {MODEL_BUDGET} calls with the title "
         f"in the text, `auto` − ContextCite-style on the model's own answers is {mean:+.3f} "
-        f"± {half:.3f} over {count} rows (the line: {MODEL_LINE}), {where}."
+        f"± {half:.3f} over {count} rows (the line: {MODEL_LINE}), {where}. Its 95% "
+        f"interval ({low:+.3f} to {high:+.3f}) {settled}."
     )
 
 

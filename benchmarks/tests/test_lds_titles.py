@@ -101,12 +101,14 @@ def test_the_models_rows_have_their_own_file_table_and_reading(
     intro, _, _, reading = section([-0.05, -0.03, -0.04])
     assert intro == lds_titles.MODEL_INTRO
     assert "is -0.040 ± " in reading and "over 3 rows" in reading
-    assert reading.endswith(
+    assert (
         "below the line: the default template costs `auto` on the model's "
-        "own answers too, and a rule for it would key on the template."
+        "own answers too, and a rule for it would key on the template." in reading
     )
     reading = section([0.0, -0.01, -0.02])[-1]
     assert "is -0.010 ± " in reading and "at or above the line" in reading
+    assert reading.endswith("holds the line too: a reading by the mean, not a finding.")
+    assert section([0.10, 0.11, 0.12])[-1].endswith("lies wholly on that side.")
 
 
 def test_the_models_answer_is_its_greedy_reply_to_the_full_prompt_titles_in_the_text() -> None:
