@@ -800,6 +800,12 @@ TITLES_MODEL_CHECK = RESULTS / "quality" / "heldout_titles_model.jsonl"
 """The same with the model's own answer (``lds-design titles --answer model``)."""
 
 
+def checked_ids() -> set[str]:
+    """The ids of every row a held-out check holds (the checks' new rows skip them)."""
+    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK)
+    return {r["id"] for path in checks for r in read_results(path)}
+
+
 def fresh_answered(offset: int, n: int, skip: set[str]) -> list[Example]:
     """The first ``n`` examples of the results files' dataset from row ``offset`` on (read
     from the first ``offset + n + 200`` rows) with a gold answer, that no results file of
@@ -817,8 +823,7 @@ def _new_records(
     row ``offset`` on that no results file of :data:`STEMS` and no held-out check holds,
     with ``like``'s seed, language and task."""
     used = {r["id"] for stem in STEMS for r in read_results(RESULTS / f"{stem}.jsonl")}
-    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK)
-    used |= {r["id"] for path in checks for r in read_results(path)}
+    used |= checked_ids()
     fresh = [e for e in load_examples(dataset, count, offset=offset) if e.id not in used]
     same: dict[str, Any] = {k: like[k] for k in ("seed", "language", "task") if k in like}
     return [

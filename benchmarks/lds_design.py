@@ -62,7 +62,7 @@ from benchmarks.bench_lds import (
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, read_jsonl
 from benchmarks.lds_titles import placed, placement_gap, titles_command, titles_section
-from benchmarks.stats import lds, mean_ci, removal_mask, removal_set
+from benchmarks.stats import lds, line_side, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
 from camab_rag.lexical import lexical_scores
@@ -551,16 +551,8 @@ def _gap_interval(table: list[Cells], budget: int, metric: str, peer: str) -> tu
     mean, half, n = mean_ci([a - p for a, p in pairs if a is not None and p is not None])
     if n < 2 or math.isnan(half):
         return "–", "unknown"
-    side = _line_side(mean, half)
+    side = line_side(mean, half, TARGET_GAP)
     return f"{mean - half:+.3f} to {mean + half:+.3f}: {side}", side
-
-
-def _line_side(mean: float, half: float) -> str:
-    """Where the interval ``mean ± half`` lies against the target's line
-    (:data:`TARGET_GAP`): "above" (at or above it), "below" (wholly under) or "on it"."""
-    if mean - half >= TARGET_GAP:
-        return "above"
-    return "below" if mean + half < TARGET_GAP else "on it"
 
 
 Part = dict[str, tuple[list[Case], list[Cells]]]
@@ -1880,7 +1872,7 @@ def pooled_check(budget: int = 32) -> str:
         "below": "wholly below the line: `auto` misses the target there",
         "above": "wholly at or above the line: `auto` meets the target there",
         "on it": "across the line: the rows neither show a miss nor rule one out",
-    }[_line_side(mean, half)]
+    }[line_side(mean, half, TARGET_GAP)]
     return (
         f"The titles rows with the title in the text are the check's design on new rows (the "
         f"held-out subsets exclude only the 32-call fits' subsets, not every budget's). "

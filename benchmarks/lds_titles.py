@@ -24,15 +24,15 @@ import numpy as np
 
 from benchmarks._report import ci_cell, markdown_table
 from benchmarks.bench_lds import (
-    HELD_OUT_CHECK,
     STEMS,
     TITLES_CHECK,
     TITLES_MODEL_CHECK,
     cases,
+    checked_ids,
     fresh_answered,
 )
 from benchmarks.data import read_jsonl
-from benchmarks.stats import mean_ci
+from benchmarks.stats import line_side, mean_ci
 from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CALLS
 
 PLACEMENTS = {"text": "{text}", "template": "{title}: {text}"}
@@ -130,10 +130,8 @@ def titles_command(args: Any) -> None:
     answer or (``--answer model``) the model's own; a row it answers with nothing is skipped."""
     from camab_rag.scorers import default_scorer
 
-    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK)
-    skip = {r["id"] for path in checks for r in read_jsonl(path)}
     scorer = default_scorer()
-    for example in fresh_answered(args.offset, args.n, skip):
+    for example in fresh_answered(args.offset, args.n, checked_ids()):
         started = time.perf_counter()
         gold = example.answers[0].strip()
         answer = gold if args.answer == "gold" else model_answer(example, scorer)
@@ -321,9 +319,9 @@ def _model_reading(lines: list[dict[str, Any]]) -> str:
     )
     low, high = mean - half, mean + half
     settled = (
-        "lies wholly on that side"
-        if not low <= MODEL_LINE <= high
-        else "holds the line too: a reading by the mean, not a finding"
+        "holds the line too: a reading by the mean, not a finding"
+        if line_side(mean, half, MODEL_LINE) == "on it"
+        else "lies wholly on that side"
     )
     return (
         f"Read as fixed before these rows were read: at {MODEL_BUDGET} calls with the title "

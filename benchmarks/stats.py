@@ -66,6 +66,14 @@ def _finite(values: Sequence[float | None]) -> FloatArray:
     return finite
 
 
+def line_side(mean: float, half: float, line: float) -> str:
+    """Where the interval ``mean ± half`` lies against ``line``: "above" (at or above it),
+    "below" (wholly under it) or "on it"."""
+    if mean - half >= line:
+        return "above"
+    return "below" if mean + half < line else "on it"
+
+
 def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
     """Mean, 95% confidence half-width (Student t) and count, ignoring NaNs."""
     array = _finite(values)
