@@ -167,6 +167,12 @@ def cases(stem: str, shape: str = "model") -> list[Case]:
     ]
 
 
+def stem_shape(file: str) -> tuple[str, str]:
+    """A results file's stem and answer shape from ``"<stem>"`` or ``"<stem>.<shape>"``."""
+    name, _, shape = file.rpartition(".")
+    return (name, shape) if shape in SHAPES else (file, "model")
+
+
 def store_of(stem: str, shape: str = "model") -> RewardStore:
     name = stem if shape == "model" else f"{stem}.{shape}"
     return RewardStore(REWARDS / f"{name}.jsonl")
@@ -383,6 +389,9 @@ def run_command(args: argparse.Namespace) -> None:
             if phase == "fits":
                 priced(np.ones(case.n, dtype=bool))
                 fits_of(case, priced, budgets=args.budgets, ablations=args.ablations)
+            elif phase == "auto":  # auto alone (the default budget: lds-design report)
+                priced(np.ones(case.n, dtype=bool))
+                fits_of(case, priced, only=(), budgets=args.budgets, ablations=args.ablations)
             elif phase == "core":  # auto (now and before) and ContextCite-style first
                 priced(np.ones(case.n, dtype=bool))
                 fits_of(
@@ -944,7 +953,10 @@ def main() -> None:
     run_parser.add_argument("--results", default=STEMS[0])
     run_parser.add_argument("--shape", choices=sorted(SHAPES), default="model")
     run_parser.add_argument("--also", type=_listed, default=[], help="shapes priced at once")
-    phases = "core (auto, ContextCite-style), fits, drops, keep, removal, bernoulli (short shapes)"
+    phases = (
+        "core (auto, ContextCite-style), auto (alone), fits, drops, keep, removal, bernoulli "
+        "(short shapes)"
+    )
     default = ["fits", "drops", "keep", "removal"]
     run_parser.add_argument("--phases", type=_listed, default=default, help=phases)
     run_parser.add_argument("--held-out", type=int, default=HELD_OUT_COUNT, help="draws per kind")

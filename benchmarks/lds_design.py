@@ -57,10 +57,12 @@ from benchmarks.bench_lds import (
     longest_run,
     measure,
     picked,
+    stem_shape,
     store_of,
     variant,
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, read_jsonl
+from benchmarks.lds_default import DEFAULT_BUDGET, default_section
 from benchmarks.lds_titles import placed, placement_gap, titles_command, titles_section
 from benchmarks.stats import lds, line_side, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
@@ -170,7 +172,7 @@ def variant_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
-    name, shape = _stem_shape(args.results)
+    name, shape = stem_shape(args.results)
     found = picked(cases(name, shape), args.offset, args.n, args.results)
     store = store_of(name, shape)
     pricing = ModelPrice(
@@ -278,12 +280,6 @@ def _locality_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fi
     return found
 
 
-def _stem_shape(stem: str) -> tuple[str, str]:
-    """A results file's stem and answer shape from ``"<stem>"`` or ``"<stem>.<shape>"``."""
-    name, _, shape = stem.rpartition(".")
-    return (name, shape) if shape in SHAPES else (stem, "model")
-
-
 def _ablation_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
     """The fits :func:`tables` adds to :func:`measure`'s: the variants, and over several
     documents the locality replays."""
@@ -296,7 +292,7 @@ def _ablation_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fi
 def tables(stem: str, cache: Path | None = None) -> tuple[list[Case], list[Cells]]:
     """Every example's cells (main fits and ablations) of a results file or a short-answer
     store (``"<stem>.<shape>"``); with ``cache``, kept in a pickle there until they change."""
-    name, shape = _stem_shape(stem)
+    name, shape = stem_shape(stem)
     store: RewardStore = store_of(name, shape)
     if shape != "model" and not store.path.exists():
         return [], []
@@ -1221,7 +1217,7 @@ def token_table(every: Part) -> tuple[str, str]:
     for stem, (found, _) in every.items():
         if not stem.endswith(".sentence") or not found:
             continue
-        name = _stem_shape(stem)[0]
+        name = stem_shape(stem)[0]
         model = next((m for m in MODEL_NAMES if name.endswith(f"_{m}")), None)
         if model is None:
             continue
@@ -1502,6 +1498,10 @@ def report_command(args: argparse.Namespace) -> None:
         "#### The model's own answers, both placements",
         "",
         titles_section("model"),
+        "",
+        f"### The library's default budget: {DEFAULT_BUDGET} calls",
+        "",
+        default_section(args.results_list, args.cache),
         "",
     ]
     searched = [s for s in dev if 2 * len(dev[s][0]) >= MIN_RULE_ROWS]  # as at the choice

@@ -150,12 +150,21 @@ class _Unpriced(KeyError):
     """A replay asked for a subset the row did not price."""
 
 
-CANDIDATE = (32, 0.25)
-"""A rule fixed before these rows were read (session 44): ``auto``'s switch for an
-unlikely answer from this many calls and calls a unit (it ships from 64 and 1.0), the
-other half's best in the floor table of the rule's section. It would ship if, on these
-rows, it raised the gap to ContextCite-style in the text placement and in the mean of the
-two placements."""
+BEFORE = (64, 1.0)
+"""The switch for an unlikely answer as it shipped when the candidates were fixed: from
+this many calls and calls a unit."""
+CANDIDATES = {32: (32, 0.25), 40: (40, 0.5)}
+"""Rules fixed before the rows of their budget were read: ``auto``'s switch for an
+unlikely answer from this many calls and calls a unit (it ships from 64 and 1.0). At 32
+calls (session 44) the other half's best in the floor table of the rule's section; at 40,
+the library's default budget (session 47), from that budget with the cut the floor
+table's dev rows chose (``lds_default.CANDIDATE``). Each would ship if, on these rows, it
+raised the gap to ContextCite-style in the text placement and in the mean of the two
+placements than :data:`BEFORE`."""
+
+
+Replays = dict[tuple[str, str], tuple[float, float, float]]
+"""(row id, placement) -> LDS of ``auto`` as it ships, with the candidate, with :data:`BEFORE`."""
 
 
 def replayed_auto(
@@ -217,17 +226,20 @@ def _examples(lines: list[dict[str, Any]]) -> dict[str, Any]:
     return examples_by_id([{"id": x["id"], "dataset": dataset} for x in replayable])
 
 
-def _replays(lines: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, float]]:
-    """Per (row id, placement) that replays: ``auto`` as it ships and with
-    :data:`CANDIDATE`, each replayed once."""
+def _replays(lines: list[dict[str, Any]]) -> Replays:
+    """Per (row id, placement) that replays: ``auto`` as it ships, with its budget's
+    candidate (:data:`CANDIDATES`; none: ``nan``) and with :data:`BEFORE`, each replayed
+    once."""
     examples = _examples(lines)
     out = {}
     for x in [x for x in lines if x["id"] in examples]:
         for p in PLACEMENTS:
             example = examples[x["id"]]
+            floor = CANDIDATES.get(int(x["budget"]))
             out[(x["id"], p)] = (
                 replayed_auto(x, p, example),
-                replayed_auto(x, p, example, CANDIDATE),
+                math.nan if floor is None else replayed_auto(x, p, example, floor),
+                replayed_auto(x, p, example, BEFORE),
             )
     return out
 
@@ -245,7 +257,7 @@ def titles_section(answer: str = "gold") -> str:
     return "\n\n".join([intro, _table(lines, replays), *[s for s in said if s]])
 
 
-def _table(lines: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]) -> str:
+def _table(lines: list[dict[str, Any]], replays: Replays) -> str:
     """Per budget and placement: the mean LDS of ``auto`` and ContextCite-style as priced,
     their paired gap, and the gap with ``auto`` as it ships replayed (rows that replay);
     then the gap's move between placements (the same rows, paired)."""
@@ -283,7 +295,8 @@ TITLES_INTRO = (
     "sentence of the paragraph is kept, an effect the paragraph's sentences share). New "
     "rows (in no results file and not in the check), the gold answer as the answer, "
     "SmolLM2, priced both ways by `nice -n 10 .venv/bin/python -m benchmarks lds-design "
-    "titles --offset M --n K` (`auto` and ContextCite-style through `Attributor`, the "
+    "titles --offset M --n K` at 32 calls and with `--budget 40` at the library's "
+    "default budget (`auto` and ContextCite-style through `Attributor`, the "
     "check's LDS on 32 Bernoulli ½ subsets of its seed); mean ± 95% CI:"
 )
 
@@ -331,10 +344,8 @@ def _model_reading(lines: list[dict[str, Any]]) -> str:
     )
 
 
-def _verdict(
-    lines: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]
-) -> str:
-    """What the paired move says, per budget, and what :data:`CANDIDATE` does."""
+def _verdict(lines: list[dict[str, Any]], replays: Replays) -> str:
+    """What the paired move says, per budget, and what its candidate does (:data:`CANDIDATES`)."""
     said = []
     for budget in sorted({x["budget"] for x in lines}):
         at = [x for x in lines if x["budget"] == budget]
@@ -357,24 +368,44 @@ def _verdict(
     return " ".join(s for s in said if s)
 
 
-def _candidate_words(
-    at: list[dict[str, Any]], replays: dict[tuple[str, str], tuple[float, float]]
-) -> str:
-    """:data:`CANDIDATE` against ``auto`` as it ships, both replayed, per placement, and
-    whether it would ship by the rule written down before the rows were read."""
+def _candidate_changes(at: list[dict[str, Any]], replays: Replays) -> dict[str, list[float]]:
+    """Per placement, the candidate's LDS minus :data:`BEFORE`'s, both replayed, on the
+    rows of ``at`` where both replay in both placements."""
     changes: dict[str, list[float]] = {p: [] for p in PLACEMENTS}
     for x in at:
-        pairs = [replays.get((x["id"], p), (math.nan, math.nan)) for p in PLACEMENTS]
-        if not any(math.isnan(new - now) for now, new in pairs):
-            for p, (now, new) in zip(PLACEMENTS, pairs):
-                changes[p].append(new - now)
+        pairs = [replays.get((x["id"], p), (math.nan,) * 3)[1:] for p in PLACEMENTS]
+        if not any(math.isnan(new - old) for new, old in pairs):
+            for p, (new, old) in zip(PLACEMENTS, pairs):
+                changes[p].append(new - old)
+    return changes
+
+
+def _ships(changes: dict[str, list[float]]) -> bool:
+    """The rule fixed with each candidate: a gain in the text and in the placements' mean."""
+    text, template = (float(np.mean(changes[p])) for p in PLACEMENTS)
+    return text >= 0 and (text + template) / 2 >= 0
+
+
+def candidate_ships(budget: int) -> bool | None:
+    """Whether the gold rows at ``budget`` calls pass its candidate's rule (none: ``None``)."""
+    lines = [x for x in read_jsonl(check_file("gold")) if x["budget"] == budget]
+    changes = _candidate_changes(lines, _replays(lines)) if lines else {"text": []}
+    return _ships(changes) if changes["text"] else None
+
+
+def _candidate_words(at: list[dict[str, Any]], replays: Replays) -> str:
+    """The budget's candidate (:data:`CANDIDATES`) against ``auto`` as it ships, both
+    replayed, per placement, and whether it would ship by the rule written down before the
+    rows were read."""
+    changes = _candidate_changes(at, replays)
     if not changes["text"]:
         return ""
+    calls, cut = CANDIDATES[int(at[0]["budget"])]
     text, template = (mean_ci(changes[p]) for p in PLACEMENTS)
-    ships = text[0] >= 0 and (text[0] + template[0]) / 2 >= 0
     switch = (
-        f"The switch for an unlikely answer from {CANDIDATE[0]} calls and {CANDIDATE[1]} "
-        f"calls a unit (fixed before these rows were read; `auto` ships it from "
+        f"The switch for an unlikely answer from {calls} calls and {cut} "
+        f"calls a unit (fixed before these rows were read, against the switch from "
+        f"{BEFORE[0]} and {BEFORE[1]}; `auto` ships it from "
         f"{UNLIKELY_HALVES_MIN_CALLS} and {UNLIKELY_HALVES_FROM}), replayed on "
         f"{text[2]} rows, "
     )
@@ -385,7 +416,7 @@ def _candidate_words(
         f"title in the text and {template[0]:+.3f} ± {template[1]:.3f} in the template: "
         + (
             "it would ship."
-            if ships
+            if _ships(changes)
             else "it does not ship (it had to gain in the text and on both)."
         )
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import lds_design
+from benchmarks import bench_lds, lds_design
 from benchmarks.bench_lds import Case
 from benchmarks.lds_design import KEYS, Rule, _arrays, _objective, shipped_rule
 from camab_rag.methods.auto import TWO_DRAWS_FROM
@@ -243,9 +243,9 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
 
 
 def test_a_stem_names_its_short_answer_shape_and_a_dotted_model_name_stays_whole() -> None:
-    assert lds_design._stem_shape("hotpotqa_qwen2.5-0.5b") == ("hotpotqa_qwen2.5-0.5b", "model")
-    assert lds_design._stem_shape("hotpotqa_qwen2.5-0.5b.span") == ("hotpotqa_qwen2.5-0.5b", "span")
-    assert lds_design._stem_shape("hotpotqa_smollm2.sentence") == ("hotpotqa_smollm2", "sentence")
+    assert bench_lds.stem_shape("hotpotqa_qwen2.5-0.5b") == ("hotpotqa_qwen2.5-0.5b", "model")
+    assert bench_lds.stem_shape("hotpotqa_qwen2.5-0.5b.span") == ("hotpotqa_qwen2.5-0.5b", "span")
+    assert bench_lds.stem_shape("hotpotqa_smollm2.sentence") == ("hotpotqa_smollm2", "sentence")
 
 
 def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands() -> None:

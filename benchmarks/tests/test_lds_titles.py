@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -70,11 +71,11 @@ def test_a_row_replays_auto_from_its_rewards_and_says_nan_when_one_is_missing() 
     held = [bits(m) for m in np.random.default_rng(1).random((16, 9)) < 0.5]
     line = {"answer": "Fact 11", "budget": 32, "text": {"rewards": table, "held": held}}
     shipped = lds_titles.replayed_auto(line, "text", example)
-    candidate = lds_titles.replayed_auto(line, "text", example, lds_titles.CANDIDATE)
+    candidate = lds_titles.replayed_auto(line, "text", example, lds_titles.CANDIDATES[32])
     assert shipped > 0.9 and candidate > 0.9
     del table[bits(np.ones(9, dtype=bool))]
     assert math.isnan(lds_titles.replayed_auto(line, "text", example))
-    assert math.isnan(lds_titles.replayed_auto(line, "text", example, lds_titles.CANDIDATE))
+    assert math.isnan(lds_titles.replayed_auto(line, "text", example, lds_titles.CANDIDATES[32]))
     assert math.isnan(lds_titles.replayed_auto({"text": {}}, "text", example))  # LDS alone
 
 
@@ -129,10 +130,31 @@ def test_the_models_answer_is_its_greedy_reply_to_the_full_prompt_titles_in_the_
 
 
 def test_the_candidate_gives_no_verdict_where_it_switches_no_row() -> None:
-    rows = [{"id": "a"}, {"id": "b"}]
-    same = {(x["id"], p): (0.5, 0.5) for x in rows for p in lds_titles.PLACEMENTS}
+    rows: list[dict[str, Any]] = [{"id": "a", "budget": 32}, {"id": "b", "budget": 32}]
+    same: lds_titles.Replays = {
+        (str(x["id"]), p): (0.5, 0.5, 0.5) for x in rows for p in lds_titles.PLACEMENTS
+    }
     words = lds_titles._candidate_words(rows, same)
     assert words.endswith("changes no row's LDS in either placement: no answer here is unlikely.")
-    moved = same | {("a", "text"): (0.5, 0.6)}
+    moved = same | {("a", "text"): (0.5, 0.6, 0.5)}
     words = lds_titles._candidate_words(rows, moved)
     assert "moves `auto`'s LDS by +0.050 ± " in words and words.endswith("it would ship.")
+    assert "from 32 calls and 0.25 calls a unit" in words
+
+
+def test_the_candidate_is_read_against_the_switch_as_it_was() -> None:
+    # once a candidate ships, `auto` as it ships is the candidate: the verdict must still
+    # compare it with the switch it replaced (BEFORE), not with itself
+    rows: list[dict[str, Any]] = [{"id": "a", "budget": 40}, {"id": "b", "budget": 40}]
+    shipped: lds_titles.Replays = {
+        (str(x["id"]), p): (0.6, 0.6, 0.6) for x in rows for p in lds_titles.PLACEMENTS
+    }
+    shipped |= {("a", "text"): (0.6, 0.6, 0.4), ("a", "template"): (0.5, 0.5, 0.7)}
+    words = lds_titles._candidate_words(rows, shipped)
+    assert "from 40 calls and 0.5 calls a unit" in words
+    assert "by +0.100 ± " in words and "-0.100 ± " in words
+    assert words.endswith("it would ship.")
+    worse = shipped | {("a", "template"): (0.5, 0.5, 0.9)}
+    assert lds_titles._candidate_words(rows, worse).endswith(
+        "it does not ship (it had to gain in the text and on both)."
+    )

@@ -1,0 +1,66 @@
+"""The default budget's table and its candidate's tests (pure logic, no model)."""
+
+from __future__ import annotations
+
+from benchmarks import lds_default
+from benchmarks.bench_lds import ANYTIME, Cells
+from benchmarks.lds_default import SWITCHED, UNSWITCHED, candidate_tests, default_rows
+from camab_rag import AttributionSettings
+
+
+def cells(before: float, switched: float, peer: float) -> Cells:
+    """One example at 40 calls: both switches and every peer, the same on both samples."""
+    label = str(lds_default.DEFAULT_BUDGET)
+    values = {
+        UNSWITCHED: before,
+        SWITCHED: switched,
+        "auto": before,
+        **{m: peer - 0.1 for m in ANYTIME},
+        "contextcite": peer,
+    }
+    out: Cells = {(k, label): {"lds_bernoulli": v, "lds_keep": v} for k, v in values.items()}
+    out[("lexical", "0")] = {"lds_bernoulli": 0.2, "lds_keep": 0.1}
+    return out
+
+
+def test_the_default_budget_is_the_librarys() -> None:
+    assert lds_default.DEFAULT_BUDGET == AttributionSettings().budget == 40
+    assert lds_default.CANDIDATE == (40, 0.5)
+
+
+def test_the_candidate_passes_where_it_gains_and_loses_no_met_cell() -> None:
+    tables = {
+        "gold": [cells(0.50, 0.60, 0.60), cells(0.52, 0.62, 0.62)],
+        "model": [cells(0.70, 0.70, 0.65), cells(0.72, 0.72, 0.67)],
+    }
+    raised, kept, words = candidate_tests(tables)
+    assert raised and kept
+    assert "the switch from 64 calls 0.610, from 40 calls 0.660: passed" in words
+    assert "misses: none: passed" in words
+
+
+def test_the_candidate_fails_where_it_loses_a_met_cell_even_if_the_mean_gains() -> None:
+    tables = {
+        "gold": [cells(0.40, 0.70, 0.70), cells(0.40, 0.70, 0.70)],
+        "qwen": [cells(0.70, 0.66, 0.70), cells(0.70, 0.66, 0.70)],
+    }
+    raised, kept, words = candidate_tests(tables)
+    assert raised and not kept
+    assert "misses: qwen LDS, Bernoulli ½, qwen LDS, keep 1-4: failed" in words
+
+
+def test_the_candidate_fails_where_the_mean_falls() -> None:
+    tables = {"gold": [cells(0.60, 0.59, 0.60), cells(0.60, 0.59, 0.60)]}
+    raised, kept, _ = candidate_tests(tables)
+    assert not raised and kept  # -0.01: still within the line, but lower
+
+
+def test_a_row_reads_both_switches_against_the_best_peer() -> None:
+    partial: Cells = {("auto", "40"): {}}
+    table = [cells(0.50, 0.61, 0.62), cells(0.54, 0.65, 0.66), partial]
+    [bernoulli, keep] = [[str(c) for c in row] for row in default_rows("gold", table)]
+    assert bernoulli[:3] == ["gold", "2", "LDS, Bernoulli ½"]  # the partial example left out
+    assert bernoulli[-3] == "ContextCite-style"
+    assert bernoulli[-2].startswith("-0.120 ± 0.000 (below)")
+    assert bernoulli[-1].startswith("-0.010 ± 0.000 (above)")
+    assert keep[2] == "LDS, keep 1-4"
