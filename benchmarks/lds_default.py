@@ -130,12 +130,14 @@ def _values(table: list[Cells], key: tuple[str, str], metric: str) -> list[float
     return [t[key].get(metric, math.nan) for t in table if key in t]
 
 
-def _complete(table: list[Cells]) -> list[Cells]:
-    """The examples with ``auto`` (as it ships, before, :data:`CANDIDATE`) and every peer
-    at the default budget."""
+def _complete(table: list[Cells]) -> tuple[list[Cells], tuple[str, ...]]:
+    """The examples with ``auto`` (as it ships, before, :data:`CANDIDATE`) at the default
+    budget, and the anytime peers priced there on every one of them (a peer whose longer
+    run some example lacks is left out of the file's comparison)."""
     label = str(DEFAULT_BUDGET)
-    keys = ("auto", UNSWITCHED, SWITCHED, *ANYTIME)
-    return [t for t in table if all((k, label) in t for k in keys)]
+    kept = [t for t in table if all((k, label) in t for k in ("auto", UNSWITCHED, SWITCHED))]
+    peers = tuple(m for m in ANYTIME if kept and all((m, label) in t for t in kept))
+    return kept, peers
 
 
 def _gap(ours: list[float], theirs: list[float], metric: str) -> str:
@@ -151,13 +153,13 @@ def default_rows(file: str, table: list[Cells]) -> list[list[object]]:
     and each of ours minus the best peer by the mean, paired, against the line on the
     target samples."""
     label = str(DEFAULT_BUDGET)
-    table = _complete(table)
+    table, priced = _complete(table)
     rows: list[list[object]] = []
     for metric, title in MEASURES.items():
         ours, switched = (_values(table, (k, label), metric) for k in (UNSWITCHED, SWITCHED))
-        if not ours or all(math.isnan(v) for v in ours):
+        if not ours or all(math.isnan(v) for v in ours) or not priced:
             continue
-        peers = {m: _values(table, (m, label), metric) for m in ANYTIME}
+        peers = {m: _values(table, (m, label), metric) for m in priced}
         best = max(peers, key=lambda m: float(np.nanmean(peers[m])))
         rows.append(
             [
@@ -166,7 +168,7 @@ def default_rows(file: str, table: list[Cells]) -> list[list[object]]:
                 title,
                 ci_cell(ours),
                 ci_cell(switched),
-                *(f"{np.nanmean(peers[m]):.3f}" for m in ANYTIME),
+                *(f"{np.nanmean(peers[m]):.3f}" if m in peers else "–" for m in ANYTIME),
                 f"{np.nanmean(_values(table, ('lexical', '0'), metric)):.3f}",
                 LABELS[best],
                 _gap(ours, peers[best], metric),
@@ -182,12 +184,12 @@ def candidate_tests(tables: dict[str, list[Cells]]) -> tuple[bool, bool, str]:
     objective: dict[str, list[float]] = {UNSWITCHED: [], SWITCHED: []}
     lost = []
     for file, table in tables.items():
-        table = _complete(table)
-        if not table:
+        table, priced = _complete(table)
+        if not table or not priced:
             continue
         means: dict[str, list[float]] = {k: [] for k in objective}
         for metric in TARGETS:
-            mean = {k: float(np.nanmean(_values(table, (k, label), metric))) for k in ANYTIME}
+            mean = {k: float(np.nanmean(_values(table, (k, label), metric))) for k in priced}
             best = max(mean.values())
             for key in objective:
                 value = float(np.nanmean(_values(table, (key, label), metric)))
@@ -263,8 +265,10 @@ def default_section(files: list[str], cache: Path | None = None) -> str:
         "not priced by an earlier run were priced by `nice -n 10 .venv/bin/python -m "
         f"benchmarks lds run --results RESULTS --shape SHAPE --phases auto --budgets "
         f"{DEFAULT_BUDGET} --no-ablations --threads 1`. Mean ± 95% CI over examples for "
-        "`auto`, means for the peers and the lexical ranking; each gap is paired, against the "
-        f"best peer by the mean, and read against issue 51's line ({TARGET_GAP}) on the two "
+        "`auto`, means for the peers and the lexical ranking ('–': a peer whose longer run "
+        "some example lacks, left out of that file's comparison); each gap is paired, "
+        "against the best peer by the mean, and read against issue 51's line "
+        f"({TARGET_GAP}) on the two "
         "target samples: 'above' (the interval at or above it), 'below' (wholly under it) "
         "or 'on it':\n\n" + table + "\n\n" + tested
     )

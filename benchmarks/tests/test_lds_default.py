@@ -64,3 +64,14 @@ def test_a_row_reads_both_switches_against_the_best_peer() -> None:
     assert bernoulli[-2].startswith("-0.120 ± 0.000 (below)")
     assert bernoulli[-1].startswith("-0.010 ± 0.000 (above)")
     assert keep[2] == "LDS, keep 1-4"
+
+
+def test_a_peer_some_example_lacks_is_left_out_not_the_example() -> None:
+    short = cells(0.50, 0.61, 0.62)
+    del short[("camab", "40")]
+    table = [cells(0.50, 0.61, 0.62), short]
+    [bernoulli, _] = [[str(c) for c in row] for row in default_rows("gold", table)]
+    assert bernoulli[1] == "2"
+    assert bernoulli[5:8] == ["–", "0.620", "0.520"]  # CAMAB, ContextCite-style, KernelSHAP
+    raised, kept, _ = candidate_tests({"gold": table})
+    assert raised and kept
