@@ -29,7 +29,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from benchmarks._report import ci_cell as _cell
-from benchmarks._report import markdown_table, write_section
+from benchmarks._report import markdown_table, write_headline, write_section
 from benchmarks.bench_lds import (
     ADAPTIVE,
     ANYTIME,
@@ -62,7 +62,12 @@ from benchmarks.bench_lds import (
     variant,
 )
 from benchmarks.data import PricedReward, RewardStore, Unpriced, bits, read_jsonl
-from benchmarks.lds_default import DEFAULT_BUDGET, default_section
+from benchmarks.lds_default import (
+    DEFAULT_BUDGET,
+    default_cells,
+    default_headlines,
+    default_section,
+)
 from benchmarks.lds_titles import placed, placement_gap, titles_command, titles_section
 from benchmarks.stats import lds, line_side, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
@@ -1379,6 +1384,7 @@ def report_command(args: argparse.Namespace) -> None:
             "",
         ]
     every = {stem: (dev[stem][0] + check[stem][0], dev[stem][1] + check[stem][1]) for stem in dev}
+    defaults = {stem: default_cells(stem, args.cache) for stem in args.results_list}
     parts += [
         LEARNED,
         "",
@@ -1501,7 +1507,7 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         f"### The library's default budget: {DEFAULT_BUDGET} calls",
         "",
-        default_section(args.results_list, args.cache),
+        default_section(defaults),
         "",
     ]
     searched = [s for s in dev if 2 * len(dev[s][0]) >= MIN_RULE_ROWS]  # as at the choice
@@ -1704,6 +1710,7 @@ def report_command(args: argparse.Namespace) -> None:
             "Fewer calls: ablations of auto and the budget rule",
             INTRO + "\n\n" + text,
         )
+        write_headline("auto_design", default_headlines(defaults))
 
 
 INTRO = (

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from benchmarks import lds_default
-from benchmarks.bench_lds import ANYTIME, Cells
-from benchmarks.lds_default import SWITCHED, UNSWITCHED, candidate_tests, default_rows
+from benchmarks.bench_lds import ANYTIME, SIZE_ONLY, Cells
+from benchmarks.lds_default import (
+    SWITCHED,
+    UNSWITCHED,
+    candidate_tests,
+    default_headlines,
+    default_rows,
+)
 from camab_rag import AttributionSettings
 
 
@@ -75,3 +81,24 @@ def test_a_peer_some_example_lacks_is_left_out_not_the_example() -> None:
     assert bernoulli[5:8] == ["–", "0.620", "0.520"]  # CAMAB, ContextCite-style, KernelSHAP
     raised, kept, _ = candidate_tests({"gold": table})
     assert raised and kept
+
+
+def test_the_headline_rows_read_auto_as_it_ships_against_the_best_peer() -> None:
+    gold = [cells(0.50, 0.61, 0.62), cells(0.54, 0.65, 0.66)]
+    model = [cells(0.70, 0.70, 0.71), cells(0.72, 0.72, 0.73)]
+    for table in (gold, model):
+        for t in table:
+            t[SIZE_ONLY] = {"lds_bernoulli": 0.3}
+    tables = {"hotpotqa_smollm2.sentence": gold, "hotpotqa_smollm2": model, "other": model}
+    rows = default_headlines(tables)
+    assert [r[0] for r in rows] == [
+        "LDS, Bernoulli ½ at 40 calls (the default budget), hotpotqa_smollm2, 'The answer is "
+        "X.' (one sentence carrying the gold span) as the answer",
+        "LDS, Bernoulli ½ at 40 calls (the default budget), hotpotqa_smollm2",
+    ]
+    assert rows[0][1:] == [
+        "0.520 ± 0.254",
+        "lexical TF-IDF 0.200 ± 0.000; equal scores (size only) 0.300 ± 0.000",
+        "within 0.02 of ContextCite-style (0.640) missed",
+    ]
+    assert rows[1][3] == "within 0.02 of ContextCite-style (0.720) met"
