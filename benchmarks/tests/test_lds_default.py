@@ -10,6 +10,7 @@ from benchmarks.lds_default import (
     candidate_tests,
     default_headlines,
     default_rows,
+    free_ahead,
 )
 from camab_rag import AttributionSettings
 
@@ -102,3 +103,12 @@ def test_the_headline_rows_read_auto_as_it_ships_against_the_best_peer() -> None
         "within 0.02 of ContextCite-style (0.640) missed",
     ]
     assert rows[1][3] == "within 0.02 of ContextCite-style (0.720) met"
+
+
+def test_the_rows_where_the_free_ranking_leads_are_named() -> None:
+    table = [cells(0.50, 0.61, 0.62), cells(0.54, 0.65, 0.66)]
+    rows = default_rows("gold", table)
+    assert free_ahead(rows) == "The lexical ranking (no call) is ahead of `auto` on no row."
+    low = [cells(0.10, 0.61, 0.62), cells(0.14, 0.65, 0.66)]  # lexical 0.2 and 0.1 here
+    words = free_ahead(default_rows("gold", low))
+    assert "ahead of `auto` on: gold LDS, Bernoulli ½. Gold AUROC asks" in words
