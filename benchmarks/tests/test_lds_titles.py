@@ -138,7 +138,7 @@ def test_the_candidate_gives_no_verdict_where_it_switches_no_row() -> None:
     assert words.endswith("changes no row's LDS in either placement: no answer here is unlikely.")
     moved = same | {("a", "text"): (0.5, 0.6, 0.5)}
     words = lds_titles._candidate_words(rows, moved)
-    assert "moves `auto`'s LDS by +0.050 ± " in words and words.endswith("it would ship.")
+    assert "moves `auto`'s LDS by +0.050 ± " in words and words.endswith("it passes this check.")
     assert "from 32 calls and 0.25 calls a unit" in words
 
 
@@ -153,8 +153,11 @@ def test_the_candidate_is_read_against_the_switch_as_it_was() -> None:
     words = lds_titles._candidate_words(rows, shipped)
     assert "from 40 calls and 0.5 calls a unit" in words
     assert "by +0.100 ± " in words and "-0.100 ± " in words
-    assert words.endswith("it would ship.")
+    assert words.endswith(
+        "it passes this check. It had two more tests to pass: 'The library's default budget' below."
+    )
     worse = shipped | {("a", "template"): (0.5, 0.5, 0.9)}
     assert lds_titles._candidate_words(rows, worse).endswith(
-        "it does not ship (it had to gain in the text and on both)."
+        "it fails this check (it had to gain in the text and on both). It had two more tests "
+        "to pass: 'The library's default budget' below."
     )
