@@ -49,7 +49,8 @@ from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CAL
 DEFAULT_BUDGET = AttributionSettings().budget
 """The calls a run makes when its caller sets none."""
 TARGET_GAP = -0.02
-"""Issue 51's line: ``auto`` within this of the best peer, or above it."""
+"""Issue 51's line: a cell (file, budget, LDS sample) meets the target when ``auto``'s
+mean is at least the best peer's plus this."""
 MEASURES = {
     "lds_bernoulli": "LDS, Bernoulli ½",
     "lds_keep": "LDS, keep 1-4",
@@ -73,8 +74,9 @@ UNSWITCHED = "auto-switch-64"
 
 
 def _default_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit]:
-    """``auto`` at :data:`DEFAULT_BUDGET` and each anytime peer's prefix of that length;
-    none where ``auto``'s subsets are not all priced yet."""
+    """``auto`` at :data:`DEFAULT_BUDGET` as it ships and with each switch (:data:`CANDIDATE`,
+    ``BEFORE``), and each anytime peer's prefix of that length; none where ``auto``'s
+    subsets are not all priced yet."""
     budgets = (DEFAULT_BUDGET, max(BUDGETS))
     fits = fits_of(case, reward, partial=True, only=ANYTIME, budgets=budgets, ablations=False)
     label = str(DEFAULT_BUDGET)
