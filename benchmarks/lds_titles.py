@@ -233,16 +233,15 @@ def _replays(lines: list[dict[str, Any]]) -> Replays:
     candidate (:data:`CANDIDATES`; none: ``nan``) and with :data:`BEFORE`, each replayed
     once."""
     examples = _examples(lines)
+    shipped = (UNLIKELY_HALVES_MIN_CALLS, UNLIKELY_HALVES_FROM)
     out = {}
     for x in [x for x in lines if x["id"] in examples]:
+        floor = CANDIDATES.get(int(x["budget"]))
         for p in PLACEMENTS:
-            example = examples[x["id"]]
-            floor = CANDIDATES.get(int(x["budget"]))
-            out[(x["id"], p)] = (
-                replayed_auto(x, p, example),
-                math.nan if floor is None else replayed_auto(x, p, example, floor),
-                replayed_auto(x, p, example, BEFORE),
-            )
+            example = examples[x["id"]]  # each distinct switch replayed once
+            lds = {f: replayed_auto(x, p, example, f) for f in {shipped, BEFORE, floor} if f}
+            new = math.nan if floor is None else lds[floor]
+            out[(x["id"], p)] = (lds[shipped], new, lds[BEFORE])
     return out
 
 

@@ -107,8 +107,9 @@ def test_the_headline_rows_read_auto_as_it_ships_against_the_best_peer() -> None
 
 def test_the_rows_where_the_free_ranking_leads_are_named() -> None:
     table = [cells(0.50, 0.61, 0.62), cells(0.54, 0.65, 0.66)]
-    rows = default_rows("gold", table)
-    assert free_ahead(rows) == "The lexical ranking (no call) is ahead of `auto` on no row."
+    assert free_ahead({"gold": table}) == (
+        "The lexical ranking (no call) is ahead of `auto` on no row."
+    )
     low = [cells(0.10, 0.61, 0.62), cells(0.14, 0.65, 0.66)]  # lexical 0.2 and 0.1 here
-    words = free_ahead(default_rows("gold", low))
+    words = free_ahead({"gold": low})
     assert "ahead of `auto` on: gold LDS, Bernoulli ½. Gold AUROC asks" in words
