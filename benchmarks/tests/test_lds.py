@@ -327,3 +327,25 @@ def test_a_generated_file_gives_the_one_run_command_of_its_later_examples() -> N
     assert "Priced with `nice -n 10" in generated and "; the examples answered later" in generated
     assert f"lds run --results cnn_dailymail_qwen2.5-0.5b {one_run}" in generated
     assert "the examples answered later" not in short
+
+
+def test_the_auto_phase_prices_auto_alone_at_the_budget_asked(tmp_path: Path) -> None:
+    """``lds run --phases auto --budgets 40`` (``fits_of`` with ``only=()``) prices ``auto``
+    as ``attribute`` runs it at 40 calls and no peer, and a replay then reads that fit
+    without the model, the same scores."""
+    from benchmarks.bench_lds import fits_of
+
+    case = sentences_case(12, documents=4)
+    store = RewardStore(tmp_path / "r.jsonl")
+    weights = np.random.default_rng(7).normal(size=case.n)
+    calls: list[int] = []
+
+    def price(mask: np.ndarray) -> tuple[float, list[float]]:
+        calls.append(1)
+        return float(weights @ mask) / case.n, [0.0]
+
+    priced = fits_of(case, PricedReward(store, "e", price), only=(), budgets=(40,), ablations=False)
+    assert set(priced) == {("auto", "40")}
+    assert 0 < len(calls) <= 40
+    replayed = fits_of(case, PricedReward(store, "e"), only=(), budgets=(40,), ablations=False)
+    np.testing.assert_allclose(replayed[("auto", "40")].scores, priced[("auto", "40")].scores)
