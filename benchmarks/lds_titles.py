@@ -152,6 +152,9 @@ class _Unpriced(KeyError):
 
 MORE_TESTS = {40: " It had two more tests to pass: 'The library's default budget' below."}
 """What a candidate needs beside this check, per budget (none: this check is its rule)."""
+SHIPPED = (UNLIKELY_HALVES_MIN_CALLS, UNLIKELY_HALVES_FROM)
+"""The switch for an unlikely answer as ``auto`` ships it: from this many calls and calls a
+unit."""
 BEFORE = (64, 1.0)
 """The switch for an unlikely answer as it shipped when the candidates were fixed: from
 this many calls and calls a unit."""
@@ -199,7 +202,7 @@ def replayed_auto(
             raise _Unpriced(key)
         return float(table[key])
 
-    calls, cut = floor or (UNLIKELY_HALVES_MIN_CALLS, UNLIKELY_HALVES_FROM)
+    calls, cut = floor or SHIPPED
     switches = {"unlikely_halves_from": cut, "unlikely_halves_min_calls": calls}
     method = Auto._variant(**switches).with_lexical(lexical, len(answer.split()))
     try:
@@ -233,15 +236,13 @@ def _replays(lines: list[dict[str, Any]]) -> Replays:
     candidate (:data:`CANDIDATES`; none: ``nan``) and with :data:`BEFORE`, each replayed
     once."""
     examples = _examples(lines)
-    shipped = (UNLIKELY_HALVES_MIN_CALLS, UNLIKELY_HALVES_FROM)
     out = {}
     for x in [x for x in lines if x["id"] in examples]:
-        floor = CANDIDATES.get(int(x["budget"]))
-        for p in PLACEMENTS:
-            example = examples[x["id"]]  # each distinct switch replayed once
-            lds = {f: replayed_auto(x, p, example, f) for f in {shipped, BEFORE, floor} if f}
+        example, floor = examples[x["id"]], CANDIDATES.get(int(x["budget"]))
+        for p in PLACEMENTS:  # each distinct switch replayed once
+            lds = {f: replayed_auto(x, p, example, f) for f in {SHIPPED, BEFORE, floor} if f}
             new = math.nan if floor is None else lds[floor]
-            out[(x["id"], p)] = (lds[shipped], new, lds[BEFORE])
+            out[(x["id"], p)] = (lds[SHIPPED], new, lds[BEFORE])
     return out
 
 
