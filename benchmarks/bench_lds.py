@@ -367,6 +367,29 @@ def picked(found: list[Case], offset: int, n: int, results: str) -> list[Case]:
     return chosen
 
 
+def price_phase(
+    phase: str, case: Case, priced: PricedReward, store: RewardStore, args: argparse.Namespace
+) -> None:
+    """Price one ``lds run`` phase of ``case`` through ``priced`` (``args``: its
+    ``budgets``, ``ablations`` and ``held_out``)."""
+    if phase == "fits":
+        priced(np.ones(case.n, dtype=bool))
+        fits_of(case, priced, budgets=args.budgets, ablations=args.ablations)
+    elif phase == "auto":  # auto alone (the default budget: lds-design report)
+        priced(np.ones(case.n, dtype=bool))
+        fits_of(case, priced, only=(), budgets=args.budgets, ablations=args.ablations)
+    elif phase == "core":  # auto (now and before) and ContextCite-style first
+        priced(np.ones(case.n, dtype=bool))
+        fits_of(case, priced, only=("contextcite",), budgets=args.budgets, ablations=args.ablations)
+    elif phase == "drops":  # those of the fits priced so far
+        priced.many(drop_masks(case, store))
+    elif phase in (*SIZED, "bernoulli"):
+        draws = held_out_draws(case.id, case.n, args.held_out)
+        held = bernoulli_held_out(case, args.held_out) if phase == "bernoulli" else draws[phase]
+        order = np.lexsort(held.T[::-1])[::-1]  # neighbours share prompt heads
+        priced.many(held[order])
+
+
 def run_command(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
@@ -386,32 +409,7 @@ def run_command(args: argparse.Namespace) -> None:
                 (by_id[case.id], other) for by_id, other in partners.values() if case.id in by_id
             ]
             priced = PricedReward(store, case.id, pricing.for_case(case, companions))
-            if phase == "fits":
-                priced(np.ones(case.n, dtype=bool))
-                fits_of(case, priced, budgets=args.budgets, ablations=args.ablations)
-            elif phase == "auto":  # auto alone (the default budget: lds-design report)
-                priced(np.ones(case.n, dtype=bool))
-                fits_of(case, priced, only=(), budgets=args.budgets, ablations=args.ablations)
-            elif phase == "core":  # auto (now and before) and ContextCite-style first
-                priced(np.ones(case.n, dtype=bool))
-                fits_of(
-                    case,
-                    priced,
-                    only=("contextcite",),
-                    budgets=args.budgets,
-                    ablations=args.ablations,
-                )
-            elif phase == "drops":  # those of the fits priced so far
-                priced.many(drop_masks(case, store))
-            elif phase in (*SIZED, "bernoulli"):
-                draws = held_out_draws(case.id, case.n, args.held_out)
-                held = (
-                    bernoulli_held_out(case, args.held_out)
-                    if phase == "bernoulli"
-                    else draws[phase]
-                )
-                order = np.lexsort(held.T[::-1])[::-1]  # neighbours share prompt heads
-                priced.many(held[order])
+            price_phase(phase, case, priced, store, args)
             print(
                 f"{args.results} {phase} {index + 1}/{len(found)} {case.id}: "
                 f"{priced.model_calls} model calls, {priced.replayed} replayed, "

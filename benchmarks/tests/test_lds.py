@@ -330,10 +330,12 @@ def test_a_generated_file_gives_the_one_run_command_of_its_later_examples() -> N
 
 
 def test_the_auto_phase_prices_auto_alone_at_the_budget_asked(tmp_path: Path) -> None:
-    """``lds run --phases auto --budgets 40`` (``fits_of`` with ``only=()``) prices ``auto``
-    as ``attribute`` runs it at 40 calls and no peer, and a replay then reads that fit
-    without the model, the same scores."""
-    from benchmarks.bench_lds import fits_of
+    """``lds run --phases auto --budgets 40`` prices the full context and ``auto`` as
+    ``attribute`` runs it at 40 calls, and no peer; a replay then reads that fit without the
+    model, the same scores as a fit on the model's rewards."""
+    from argparse import Namespace
+
+    from benchmarks.bench_lds import fits_of, price_phase
 
     case = sentences_case(12, documents=4)
     store = RewardStore(tmp_path / "r.jsonl")
@@ -344,8 +346,13 @@ def test_the_auto_phase_prices_auto_alone_at_the_budget_asked(tmp_path: Path) ->
         calls.append(1)
         return float(weights @ mask) / case.n, [0.0]
 
-    priced = fits_of(case, PricedReward(store, "e", price), only=(), budgets=(40,), ablations=False)
-    assert set(priced) == {("auto", "40")}
-    assert 0 < len(calls) <= 40
-    replayed = fits_of(case, PricedReward(store, "e"), only=(), budgets=(40,), ablations=False)
-    np.testing.assert_allclose(replayed[("auto", "40")].scores, priced[("auto", "40")].scores)
+    args = Namespace(budgets=(40,), ablations=False, held_out=16)
+    price_phase("auto", case, PricedReward(store, "e", price), store, args)
+    assert 1 < len(calls) <= 41  # the full context, then at most the budget
+    replayed = fits_of(case, PricedReward(store, "e"), partial=True, budgets=(40,))
+    assert ("auto", "40") in replayed
+    assert not any(m in replayed for m in (("contextcite", "40"), ("kernelshap", "40")))
+    fresh = fits_of(
+        case, PricedReward(RewardStore(tmp_path / "f.jsonl"), "e", price), only=(), budgets=(40,)
+    )
+    np.testing.assert_allclose(replayed[("auto", "40")].scores, fresh[("auto", "40")].scores)
