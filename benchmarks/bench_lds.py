@@ -881,6 +881,14 @@ def _new_rows_sentence(found: list[Case], stem: str, shape: str) -> str:
         return ""
     model = str(found[0].record["model"])
     others = ",".join(s for s in SHAPES if s != shape)
+    held = checked_ids()
+    shared = sum(c.id in held for c in found if c.record.get("answered"))
+    checks = (
+        "that no other file and no held-out check uses"
+        if not shared
+        else f"that no other file uses ({shared} of them also rows of a held-out check, "
+        "which took them before they were written here; the checks score with SmolLM2)"
+    )
     answered = (
         "answered by the model itself (greedy, 48 new tokens, the same prompt over the full "
         "context)"
@@ -889,7 +897,7 @@ def _new_rows_sentence(found: list[Case], stem: str, shape: str) -> str:
     )
     return (
         f"{len(added)} of the {len(found)} examples are newer dataset rows "
-        f"({', '.join(sorted(set(added)))}) that no other file and no held-out check uses, "
+        f"({', '.join(sorted(set(added)))}) {checks}, "
         f"{answered}, written by `.venv/bin/python -m benchmarks lds answers --source {stem} "
         f"--model {model} --new K --max-new-tokens 48` and priced with `{_RUN} {stem} "
         f"--shape {shape} --also {others} {_ONE_RUN}`: {_SHORT_PROTOCOL}"

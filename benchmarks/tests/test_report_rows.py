@@ -61,7 +61,8 @@ def test_conflict_shares_count_copies_sources_and_control_flags() -> None:
     assert conflicts._row("rule", figures)[1:] == ["0.500", "0.500", "0.000", "1.000", "0.250"]
 
 
-def test_the_lds_report_names_the_rows_lds_answers_new_added() -> None:
+def test_the_lds_report_names_the_rows_lds_answers_new_added(monkeypatch: Any) -> None:
+    from benchmarks import bench_lds
     from benchmarks.bench_lds import Case, _new_rows_sentence
     from benchmarks.data import Example
 
@@ -72,6 +73,13 @@ def test_the_lds_report_names_the_rows_lds_answers_new_added() -> None:
     mixed = [Case("hotpotqa_smollm2", r, example) for r in (stored, new, new)]
     text = _new_rows_sentence(mixed, "hotpotqa_smollm2", "sentence")
     assert text.startswith("2 of the 3 examples are newer dataset rows (hotpotqa rows 100+)")
+    assert "that no other file and no held-out check uses" in text
+    # added rows a held-out check took too are said so; a stored row ("a") is not counted
+    monkeypatch.setattr(bench_lds, "checked_ids", lambda: {"b", "a"})
+    shared = _new_rows_sentence(mixed, "hotpotqa_smollm2", "sentence")
+    assert "that no other file uses (2 of them also rows of a held-out check" in shared
+    assert "no held-out check uses" not in shared
+    monkeypatch.undo()
     assert "--shape sentence --also model,span" in text and "the gold answer" in text
     assert "answered by the model itself" in _new_rows_sentence(mixed, "hotpotqa_smollm2", "model")
     # a stored run alone, or a file all answered from another (said in its own header): nothing
