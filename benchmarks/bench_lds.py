@@ -876,13 +876,14 @@ def _new_rows_sentence(found: list[Case], stem: str, shape: str) -> str:
     """What the report says of a stored file's examples added by ``lds answers --new``
     (none: nothing)."""
     origins = [str(c.record.get("answered", {}).get("source", "")) for c in found]
-    added = [o for o in origins if o and o not in STEMS]
+    new = [(c, o) for c, o in zip(found, origins) if o and o not in STEMS]
+    added = [o for _, o in new]
     if not added or len(added) == len(found):
         return ""
     model = str(found[0].record["model"])
     others = ",".join(s for s in SHAPES if s != shape)
     held = checked_ids()
-    shared = sum(c.id in held for c in found if c.record.get("answered"))
+    shared = sum(c.id in held for c, _ in new)
     checks = (
         "that no other file and no held-out check uses"
         if not shared

@@ -74,9 +74,11 @@ def test_the_lds_report_names_the_rows_lds_answers_new_added(monkeypatch: Any) -
     text = _new_rows_sentence(mixed, "hotpotqa_smollm2", "sentence")
     assert text.startswith("2 of the 3 examples are newer dataset rows (hotpotqa rows 100+)")
     assert "that no other file and no held-out check uses" in text
-    # added rows a held-out check took too are said so; a stored row ("a") is not counted
-    monkeypatch.setattr(bench_lds, "checked_ids", lambda: {"b", "a"})
-    shared = _new_rows_sentence(mixed, "hotpotqa_smollm2", "sentence")
+    # added rows a held-out check took too are said so; neither a stored row ("a") nor one
+    # answered from another file ("c") is counted
+    monkeypatch.setattr(bench_lds, "checked_ids", lambda: {"a", "b", "c"})
+    with_again = [*mixed, Case("hotpotqa_smollm2", again, example)]
+    shared = _new_rows_sentence(with_again, "hotpotqa_smollm2", "sentence")
     assert "that no other file uses (2 of them also rows of a held-out check" in shared
     assert "no held-out check uses" not in shared
     monkeypatch.undo()
