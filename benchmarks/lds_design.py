@@ -69,7 +69,13 @@ from benchmarks.lds_default import (
     default_headlines,
     default_section,
 )
-from benchmarks.lds_titles import placed, placement_gap, titles_command, titles_section
+from benchmarks.lds_titles import (
+    BEFORE,
+    placed,
+    placement_gap,
+    titles_command,
+    titles_section,
+)
 from benchmarks.stats import lds, line_side, mean_ci, removal_mask, removal_set
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
@@ -737,6 +743,8 @@ under -L is one the model would not give itself (inf: none is)."""
 UNLIKELY_FROM = tuple(c for c in HALVES_FROM if c >= 1.0)
 """Candidate cuts (calls a unit) for it: at least one, so LASSO reads as many rows as units."""
 SHIPPED_UNLIKELY = (-UNLIKELY_ANSWER, UNLIKELY_HALVES_FROM)
+SHIPPED_FLOOR = min(b for b in BUDGETS if b >= UNLIKELY_HALVES_MIN_CALLS)
+"""The shipped floor as the tables' budgets read it (a floor of 40 acts as 64 there)."""
 _FULL: dict[tuple[str, str, str], float] = {}
 
 
@@ -840,11 +848,17 @@ def _floor_verdict(best: list[tuple[int, float]]) -> str:
     if chosen[0] == 0:  # no candidate kept every such cell
         said.append(f"every (floor, c) misses {missed}")
     else:
-        shipped = chosen[0] == UNLIKELY_HALVES_MIN_CALLS
+        shipped = (SHIPPED_FLOOR, SHIPPED_UNLIKELY[1])
         said.append(
             "by the rule of the sweeps above (the best dev objective among the (floor, c) that "
             f"miss no such cell) the dev rows choose {chosen}, "
-            + ("the shipped floor" if shipped else "**not** the shipped floor")
+            + (
+                "the shipped rule as these budgets read it"
+                if chosen == shipped
+                else "the shipped floor"
+                if chosen[0] == shipped[0]
+                else "**not** the shipped floor"
+            )
         )
     said.append(
         f"the other half scores highest at {check}, the files outside the search at {outside}"
@@ -860,7 +874,7 @@ def floor_moves(every: Part, chosen: tuple[int, float]) -> tuple[str, str]:
     floor moves only where the choice raises the two target samples on more files than it
     lowers them."""
     shipped = (UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1])
-    if chosen[0] in (0, shipped[0]):
+    if chosen[0] == 0 or chosen[0] >= shipped[0]:
         return "", ""
     rows: list[list[object]] = []
     up: list[str] = []
@@ -1606,6 +1620,14 @@ def report_command(args: argparse.Namespace) -> None:
     floors, floor_best = floor_table(rule_dev, rule_check, outside)
     moved_floor, moved_words = floor_moves(every, floor_best[3])
     shipped_several = (float(SHORT_ANSWER_WORDS), SHORT_LEXICAL_BELOW)
+    same_l = (
+        " (the same L)" if unlikely_cut[0] == SHIPPED_UNLIKELY[0] else " (**not** the chosen L)"
+    )
+    same_c = (
+        " (the same c)"
+        if unlikely_cut[1] == SHIPPED_UNLIKELY[1]
+        else ", which this grid does not hold: the floor table below reads it"
+    )
     shipped_cut = Auto()._switches.lexical_prior_below
     parts += [
         "",
@@ -1655,7 +1677,8 @@ def report_command(args: argparse.Namespace) -> None:
         f"{SHORT_HALVES[0]:g}, c = {SHORT_HALVES[1]}"
         f"{' (the same)' if halves_cut == SHORT_HALVES else ' (**not** the chosen cut)'}.",
         "",
-        "### An answer the model would not give itself: the random halves from 64 and N + 1 calls",
+        "### An answer the model would not give itself: the random halves from "
+        f"{UNLIKELY_HALVES_MIN_CALLS} calls",
         "",
         "The answer's length does not tell a given answer from the model's own: Qwen's own "
         "answers are as short as the gold spans, and the halves lose on them. Its "
@@ -1664,9 +1687,10 @@ def report_command(args: argparse.Namespace) -> None:
         "the random halves read with LASSO for an answer under -L nats a token at the full "
         "context (rows; inf: never) from ``c * (N + 1)`` calls on (columns: at least one "
         "call a unit, so LASSO reads as many rows as units) and from "
-        f"{UNLIKELY_HALVES_MIN_CALLS} calls (at fewer, only small contexts reach N + 1 "
-        "calls: the dev rows hold almost none, and a reviewed answer over six sentences "
-        "cited nothing with the halves at 8 calls), else `auto` without this switch, "
+        f"{UNLIKELY_HALVES_MIN_CALLS} calls (of these budgets, {SHIPPED_FLOOR} only; this "
+        "grid was fixed when the floor was 64 calls: at fewer, only small contexts reach "
+        "N + 1 calls, and a reviewed answer over six sentences cited nothing with the "
+        "halves at 8 calls), else `auto` without this switch, "
         "chosen and read as above: dev / other half (cells missing the target, dev / "
         "other half):",
         "",
@@ -1674,13 +1698,16 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         "Chosen: the best dev objective among the (L, c) that miss no dev cell `auto` "
         f"without the switch meets: L = {unlikely_cut[0]:g}, c = {unlikely_cut[1]}; `auto` "
-        f"ships L = {SHIPPED_UNLIKELY[0]:g}, c = {SHIPPED_UNLIKELY[1]}"
-        f"{' (the same)' if unlikely_cut == SHIPPED_UNLIKELY else ' (**not** the chosen cut)'}. "
+        f"ships L = {SHIPPED_UNLIKELY[0]:g}"
+        f"{same_l} and c = {SHIPPED_UNLIKELY[1]}{same_c}. "
         "It scores the full context first (a call its design reuses: the halves take the "
         "rest of the budget), so the rule costs no call.",
         "",
-        f"The floor of {UNLIKELY_HALVES_MIN_CALLS} calls was set by a reviewed case, not "
-        "by this sweep. Read as a cut of its own: the switch at L = "
+        f"The floor of {UNLIKELY_HALVES_MIN_CALLS} calls and c = {SHIPPED_UNLIKELY[1]} "
+        "were fixed before any row was read at the default budget and ship because they "
+        "passed the three tests written down then ('The library's default budget'); this "
+        f"sweep did not choose them. On these budgets they act as {SHIPPED_FLOOR} calls "
+        f"and c = {SHIPPED_UNLIKELY[1]}. Read as a cut of its own: the switch at L = "
         f"{SHIPPED_UNLIKELY[0]:g} from each floor (rows) and ``c * (N + 1)`` calls, c under "
         "one included (a floor under 64 reaches HotpotQA's ~40 sentences only so), on the "
         "dev rows, the other half and the files outside the rule's search "
@@ -1689,8 +1716,8 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         floors,
         "",
-        f"`auto` ships {(UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1])}"
-        f"{_floor_verdict(floor_best)}.",
+        f"`auto` ships {(UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1])}, read here as "
+        f"{(SHIPPED_FLOOR, SHIPPED_UNLIKELY[1])}{_floor_verdict(floor_best)}.",
         "",
         *([moved_floor, "", moved_words, ""] if moved_words else []),
         "The cells the switch moves, on all rows "
@@ -1760,7 +1787,11 @@ LEARNED = (
     "an unlikely answer the halves from N + 1 calls on holds on the other half (the last "
     "table): `auto` ships that switch. What it moves is in the table under it: it loses "
     "LDS remove 2-5 (the near-full subsets go) and gains the top-3 drop on every short "
-    "file; Bernoulli ½ and keep 1-4 rise on SmolLM2's and move little on Qwen's."
+    "file; Bernoulli ½ and keep 1-4 rise on SmolLM2's and move little on Qwen's. (7) The "
+    "same switch from 40 calls and half a call a unit, fixed before any row was read at "
+    "the default budget, passed the three tests written down with it ('The library's "
+    "default budget'): `auto` ships it, so the default budget reads an answer the model "
+    "would not give itself with the random halves wherever half a call a unit fits."
 )
 
 
@@ -1771,7 +1802,29 @@ SHIPPED_FROM = 79
 """The first row (0-based, in file order) of the check priced with ``auto`` as it ships:
 rows 79+ were added from 2026-12-03 on, after ``camab_rag/methods/auto.py`` last changed
 (8901958, 2026-12-01: two draws a round from 16 calls); earlier rows read the ``auto``
-of their day (rows 72-78 may too: they were priced around that change)."""
+of their day (rows 72-78 may too: they were priced around that change). These rows ran
+the switch for an unlikely answer as it shipped then (``lds_titles.BEFORE``):
+:func:`_ships_alike` keeps a row at a budget only where that switch and the one that
+ships now read alike."""
+
+
+def _ships_alike(n: int, budget: int) -> bool:
+    """Whether ``auto``'s switch as it ships and as it shipped when the check's rows were
+    priced (``lds_titles.BEFORE``) take the same design over ``n`` sentences in several
+    documents at ``budget`` calls, whatever the answer's likelihood."""
+    calls, cut = BEFORE
+    before = Auto._variant(unlikely_halves_min_calls=calls, unlikely_halves_from=cut)
+    return before.reads_full_reward(n, budget, 2) == Auto().reads_full_reward(n, budget, 2)
+
+
+def _shipped_gaps(lines: list[dict[str, Any]], budget: int) -> list[float]:
+    """:func:`_check_gaps` on the rows priced with ``auto`` as it ships (from
+    :data:`SHIPPED_FROM` on, where its switch reads alike)."""
+    return [
+        g
+        for i, g in _check_gaps(lines, budget)
+        if i >= SHIPPED_FROM and _ships_alike(int(lines[i].get("n", 0)), budget)
+    ]
 
 
 def heldout_command(args: argparse.Namespace) -> None:
@@ -1841,7 +1894,7 @@ def heldout_table() -> str:
         theirs = [x["lds"][f"contextcite@{budget}"] for x in with_it]
         gaps = _check_gaps(lines, budget)
         diffs = [d for _, d in gaps]
-        shipped = [d for i, d in gaps if i >= SHIPPED_FROM]
+        shipped = _shipped_gaps(lines, budget)
         now = f"{len(shipped)}: {_cell(shipped)}" if shipped else "–"
         designs = [x.get("designs", {}).get(f"auto@{budget}") for x in with_it]
         designs = [d for d in designs if d]  # the rows that record it
@@ -1850,7 +1903,10 @@ def heldout_table() -> str:
             cells = [_cell(ours), _cell(theirs), _cell(diffs), now, halves]
             rows.append([budget, len(with_it), *cells])
     header = ["budget", "rows", "auto", "ContextCite-style", "auto − ContextCite-style (paired)"]
-    header.append(f"the same on the rows priced with auto as it ships (rows {SHIPPED_FROM + 1}+)")
+    header.append(
+        f"the same on the rows priced with auto as it ships (rows {SHIPPED_FROM + 1}+, "
+        "where its switch for an unlikely answer reads as it did then)"
+    )
     header.append("auto took the random halves (rows that record it)")
     return markdown_table(header, rows)
 
@@ -1867,7 +1923,7 @@ def pooled_check(budget: int = 32) -> str:
     """The check's gap at ``budget`` calls on every row that prices it the check's way with
     ``auto`` as it ships: its rows from :data:`SHIPPED_FROM` on and the titles rows with
     the title in the text, read against issue 51's line (:data:`TARGET_GAP`)."""
-    gaps = [g for i, g in _check_gaps(read_jsonl(HELD_OUT_CHECK), budget) if i >= SHIPPED_FROM]
+    gaps = _shipped_gaps(read_jsonl(HELD_OUT_CHECK), budget)
     titled = [placement_gap(x, "text") for x in read_jsonl(TITLES_CHECK) if x["budget"] == budget]
     gaps += [g for g in titled if not math.isnan(g)]
     if not gaps:

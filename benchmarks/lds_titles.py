@@ -87,8 +87,9 @@ def _one_placement(
 ) -> dict[str, Any]:
     """``auto`` and ContextCite-style at ``budget`` calls through ``Attributor``, read by LDS
     on 32 Bernoulli ½ subsets of the check's seed that neither trained on; with the full
-    context's reward, which `auto`'s switch for an unlikely answer reads (from 64 calls), and
-    every reward priced, so other designs on these subsets replay without the model."""
+    context's reward, which `auto`'s switch for an unlikely answer reads (from 40 calls; 64
+    before), and every reward priced, so other designs on these subsets replay without the
+    model."""
     from benchmarks.data import bits
     from benchmarks.stats import bernoulli_subsets, lds, subset_seed
     from camab_rag import Attributor
@@ -407,7 +408,7 @@ def _candidate_words(at: list[dict[str, Any]], replays: Replays) -> str:
     switch = (
         f"The switch for an unlikely answer from {calls} calls and {cut} "
         f"calls a unit (fixed before these rows were read, against the switch from "
-        f"{BEFORE[0]} and {BEFORE[1]}; `auto` ships it from "
+        f"{BEFORE[0]} and {BEFORE[1]}; `auto` ships the switch from "
         f"{UNLIKELY_HALVES_MIN_CALLS} and {UNLIKELY_HALVES_FROM}), replayed on "
         f"{text[2]} rows, "
     )

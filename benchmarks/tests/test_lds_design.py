@@ -230,7 +230,8 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert lds_design._unlikely_key(own, 64, 0.25, 0.25) == (lds_design.LIKELY, "64")
     small = short_case(10, 3, "u3", 3)
     small.record["full_logprob"] = -2.0
-    assert lds_design._unlikely_key(small, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")  # < 64
+    assert lds_design._unlikely_key(small, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")  # < 40
+    assert lds_design._unlikely_key(small, 40, 1.5, 1.0) == ("halves-lasso", "40")
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
         return halves_part([given, own], halves)
@@ -239,7 +240,7 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert better == (0.25, 1.0) and table.startswith("| L | 1.0 |")  # one call a unit
     _, worse = lds_design.unlikely_halves_sweep(part(0.1), part(0.1))
     assert worse == (math.inf, math.inf)
-    assert lds_design.SHIPPED_UNLIKELY == (1.5, 1.0)
+    assert lds_design.SHIPPED_UNLIKELY == (1.5, 0.5) and lds_design.SHIPPED_FLOOR == 64
 
 
 def test_a_stem_names_its_short_answer_shape_and_a_dotted_model_name_stays_whole() -> None:
@@ -272,6 +273,8 @@ def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands(
     assert words.startswith(": the dev rows score highest at (16, 0.25), which misses a dev cell")
     assert "the dev rows choose (64, 0.25), the shipped floor;" in words
     assert words.endswith("the files outside the search at (64, 0.25)")
+    same = lds_design._floor_verdict([(64, 0.5)] * 4)  # 40 calls act as 64 on these budgets
+    assert "choose (64, 0.5), the shipped rule as these budgets read it;" in same
 
 
 def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_loses() -> None:
@@ -286,7 +289,7 @@ def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_lo
         "| b | -0.200 | -0.200 | +0.000 |",
     ]
     assert words == (
-        "From 16 to under 64 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
+        "From 16 to under 40 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
         "of 2 files (a) and lowers them on 1, and lowers remove 2-5 on 0: the floor stays."
     )
     assert lds_design.floor_moves({"a": win}, (16, 0.5))[1].endswith(
@@ -427,6 +430,23 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
     assert last[-1] == "| 64 | 1 | 0.800 | 0.700 | 0.100 | 1: 0.100 | 1 of 1 |"
     # 16 calls: a gap of 0 on the two older rows, 0.2 on the two rows of auto as it ships
     assert "| 2: 0.200 ± 0.000 |" in last[3] and "| 0.100 ± " in last[3]
+
+
+def test_the_check_keeps_a_row_only_where_the_switch_it_ran_reads_as_it_ships(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The rows were priced with the switch from 64 calls and N + 1; it ships from 40 and
+    (N + 1) / 2: at 64 calls a row over 64-127 sentences may have run another design, so
+    it leaves the 'as it ships' column; under 40 calls and at 64 over fewer it stays."""
+    assert lds_design._ships_alike(40, 64) and lds_design._ships_alike(67, 32)
+    assert not lds_design._ships_alike(67, 64) and not lds_design._ships_alike(127, 64)
+    assert lds_design._ships_alike(128, 64)  # under (N + 1) / 2 calls: neither reads it
+    path = tmp_path / "check.jsonl"
+    gaps = {"auto@64": 0.5, "contextcite@64": 0.4}
+    path.write_text("".join(json.dumps({"n": n, "lds": gaps}) + "\n" for n in (40, 67, 30)))
+    monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", path)
+    monkeypatch.setattr(lds_design, "SHIPPED_FROM", 0)
+    assert lds_design.heldout_table().splitlines()[-1].split(" | ")[5] == "2: 0.100 ± 0.000"
 
 
 def test_the_pooled_check_reads_shipped_rows_and_the_titles_text_rows(
