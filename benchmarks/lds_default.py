@@ -39,7 +39,7 @@ from benchmarks.bench_lds import (
     store_of,
 )
 from benchmarks.data import PricedReward, Unpriced
-from benchmarks.lds_titles import BEFORE, CANDIDATES, SHIPPED, candidate_ships
+from benchmarks.lds_titles import BEFORE, CANDIDATES, SHIPPED, candidate_ships, switched_auto
 from benchmarks.stats import line_side, mean_ci
 from camab_rag import AttributionSettings
 from camab_rag.engine import attribute_fn
@@ -61,7 +61,7 @@ TARGETS = ("lds_bernoulli", "lds_keep")
 """The measures issue 51's target reads (the others stand beside them)."""
 CANDIDATE = CANDIDATES[40]
 """A rule fixed before any row was read at this budget (session 47): ``auto``'s switch
-for an unlikely answer from 40 calls and 0.5 calls a unit (it ships from 64 and 1.0; 0.5
+for an unlikely answer from 40 calls and 0.5 calls a unit (it shipped from 64 and 1.0; 0.5
 is the cut the floor table's dev rows chose), so that a run at the default budget reads an
 answer the model would not give itself with the random halves. It ships if, at 40 calls,
 (a) its mean over files of the two target samples is at least ``auto``'s, (b) it misses
@@ -90,9 +90,7 @@ def _default_fits(case: Case, reward: PricedReward) -> dict[tuple[str, str], Fit
         if floor == SHIPPED:  # the run fits_of made already
             found[(key, label)] = found[("auto", label)]
             continue
-        calls, cut = floor
-        switched = Auto._variant(unlikely_halves_min_calls=calls, unlikely_halves_from=cut)
-        method = switched.with_lexical(lexical, len(response.split()))
+        method = switched_auto(floor).with_lexical(lexical, len(response.split()))
         try:
             result = attribute_fn(
                 reward,

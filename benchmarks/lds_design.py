@@ -73,6 +73,7 @@ from benchmarks.lds_titles import (
     BEFORE,
     placed,
     placement_gap,
+    switched_auto,
     titles_command,
     titles_section,
 )
@@ -1812,9 +1813,9 @@ def _ships_alike(n: int, budget: int) -> bool:
     """Whether ``auto``'s switch as it ships and as it shipped when the check's rows were
     priced (``lds_titles.BEFORE``) take the same design over ``n`` sentences in several
     documents at ``budget`` calls, whatever the answer's likelihood."""
-    calls, cut = BEFORE
-    before = Auto._variant(unlikely_halves_min_calls=calls, unlikely_halves_from=cut)
-    return before.reads_full_reward(n, budget, 2) == Auto().reads_full_reward(n, budget, 2)
+    return switched_auto(BEFORE).reads_full_reward(n, budget, 2) == Auto().reads_full_reward(
+        n, budget, 2
+    )
 
 
 def _shipped_gaps(lines: list[dict[str, Any]], budget: int) -> list[float]:

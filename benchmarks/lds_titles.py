@@ -33,7 +33,7 @@ from benchmarks.bench_lds import (
 )
 from benchmarks.data import read_jsonl
 from benchmarks.stats import line_side, mean_ci
-from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CALLS
+from camab_rag.methods.auto import UNLIKELY_HALVES_FROM, UNLIKELY_HALVES_MIN_CALLS, Auto
 
 PLACEMENTS = {"text": "{text}", "template": "{title}: {text}"}
 """The document template of each placement (``text``: the title already in the text)."""
@@ -161,12 +161,19 @@ BEFORE = (64, 1.0)
 this many calls and calls a unit."""
 CANDIDATES = {32: (32, 0.25), 40: (40, 0.5)}
 """Rules fixed before the rows of their budget were read: ``auto``'s switch for an
-unlikely answer from this many calls and calls a unit (it ships from 64 and 1.0). At 32
+unlikely answer from this many calls and calls a unit (:data:`BEFORE` shipped). At 32
 calls (session 44) the other half's best in the floor table of the rule's section; at 40,
 the library's default budget (session 47), from that budget with the cut the floor
 table's dev rows chose (``lds_default.CANDIDATE``). Each would ship if, on these rows, it
 raised the gap to ContextCite-style in the text placement and in the mean of the two
 placements than :data:`BEFORE`."""
+
+
+def switched_auto(floor: tuple[int, float]) -> Auto:
+    """``auto`` with its switch for an unlikely answer from ``floor``: (calls, calls a
+    unit), as :data:`SHIPPED`, :data:`BEFORE` and :data:`CANDIDATES` write it."""
+    calls, cut = floor
+    return Auto._variant(unlikely_halves_min_calls=calls, unlikely_halves_from=cut)
 
 
 Replays = dict[tuple[str, str], tuple[float, float, float]]
@@ -184,7 +191,6 @@ def replayed_auto(
     from benchmarks.stats import lds
     from camab_rag.engine import attribute_fn
     from camab_rag.lexical import lexical_scores
-    from camab_rag.methods.auto import Auto
     from camab_rag.segments import segment_documents, to_documents
     from camab_rag.settings import AttributionSettings
 
@@ -203,9 +209,7 @@ def replayed_auto(
             raise _Unpriced(key)
         return float(table[key])
 
-    calls, cut = floor or SHIPPED
-    switches = {"unlikely_halves_from": cut, "unlikely_halves_min_calls": calls}
-    method = Auto._variant(**switches).with_lexical(lexical, len(answer.split()))
+    method = switched_auto(floor or SHIPPED).with_lexical(lexical, len(answer.split()))
     try:
         result = attribute_fn(
             value,
