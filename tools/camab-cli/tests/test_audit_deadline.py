@@ -73,7 +73,8 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
 ) -> None:
     scorer = SlowScorer()
     monkeypatch.setattr(ScorerSpec, "build", lambda self: scorer)
-    monkeypatch.setattr(audit_cli, "AUDIT_DEADLINE_S", 0.5)  # the default, made small
+    # the default, made small; 2 s, not less: a quick record must meet it on a busy CI core
+    monkeypatch.setattr(audit_cli, "AUDIT_DEADLINE_S", 2.0)
     rows = [
         {**GOOD, "id": "a"},
         {**GOOD, "id": "slow", "response": f"Frank Herbert wrote Dune. {SLOW}"},
@@ -86,7 +87,7 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert [(x["id"], x["status"]) for x in lines] == [("a", "ok"), ("slow", "error"), ("b", "ok")]
     error = lines[1]["error"]
-    assert error.startswith("DeadlineExceededError: ") and "0.5 s" in error
+    assert error.startswith("DeadlineExceededError: ") and "2 s" in error
     assert "--deadline-s" in error  # named as the flag that raises it
     # an audit's advice, not a chain's (fresh-user review 10)
     assert "--concurrency" in error and "in a chain" not in error
@@ -96,12 +97,12 @@ def test_a_record_past_the_default_deadline_is_an_error_line_and_the_run_goes_on
     assert "--concurrency 1" not in error
     assert scorer.slow_passes < scorer.passes  # the model was stopped, not waited for
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text())
-    assert summary["config"]["deadline_s"] == 0.5
+    assert summary["config"]["deadline_s"] == 2.0
     assert (summary["records"]["ok"], summary["records"]["error"]) == (2, 1)
     # the stopped record says what ran and how long, not "camab, budget 0, 0 queries"
     stopped = lines[1]
     assert (stopped["attribution"]["method"], stopped["attribution"]["budget"]) == ("auto", 4)
-    assert stopped["cost"]["queries"] is None and stopped["cost"]["wall_time_s"] >= 0.5
+    assert stopped["cost"]["queries"] is None and stopped["cost"]["wall_time_s"] >= 2.0
     assert summary["cost"]["records_not_counted"] == 1
     assert summary["cost"]["queries"] == sum(x["cost"]["queries"] for x in (lines[0], lines[2]))
 
@@ -229,7 +230,7 @@ def test_the_verdict_counts_within_the_records_deadline(
     queries) gets only what is left, so one deadline bounds the whole record."""
 
     async def slow_verdict(*args: Any) -> lines.Gain:
-        await asyncio.sleep(3.0)  # a verdict stuck on a slow model
+        await asyncio.sleep(60.0)  # a verdict stuck on a slow model
         return lines.Gain(None, "surrogate")
 
     monkeypatch.setattr(lines, "context_gain", slow_verdict)
@@ -237,7 +238,9 @@ def test_the_verdict_counts_within_the_records_deadline(
     write(tmp_path / "in.jsonl", [dumps(GOOD)])
     out = tmp_path / "out.jsonl"
     argv = [str(tmp_path / "in.jsonl"), "--out", str(out), "--budget", "4", "--no-progress"]
-    assert audit_cli.main([*argv, "--deadline-s", "0.5"]) == 1
+    # 2 s, not less: the attribution before the verdict (a few ms when idle) ran past
+    # 0.5 s on a busy CI core (stop 98), and then the verdict was never waited for
+    assert audit_cli.main([*argv, "--deadline-s", "2"]) == 1
     [line] = [json.loads(x) for x in out.read_text().splitlines()]
     assert line["status"] == "error"
     assert line["error"].startswith("DeadlineExceededError: ")
