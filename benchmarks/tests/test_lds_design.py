@@ -230,8 +230,8 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert lds_design._unlikely_key(own, 64, 0.25, 0.25) == (lds_design.LIKELY, "64")
     small = short_case(10, 3, "u3", 3)
     small.record["full_logprob"] = -2.0
-    assert lds_design._unlikely_key(small, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")  # < 40
-    assert lds_design._unlikely_key(small, 40, 1.5, 1.0) == ("halves-lasso", "40")
+    assert lds_design._unlikely_key(small, 40, 1.5, 1.0) == (lds_design.LIKELY, "40")  # < 64
+    assert lds_design._unlikely_key(small, 64, 1.5, 1.0) == ("halves-lasso", "64")
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
         return halves_part([given, own], halves)
@@ -240,7 +240,7 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert better == (0.25, 1.0) and table.startswith("| L | 1.0 |")  # one call a unit
     _, worse = lds_design.unlikely_halves_sweep(part(0.1), part(0.1))
     assert worse == (math.inf, math.inf)
-    assert lds_design.SHIPPED_UNLIKELY == (1.5, 0.5) and lds_design.SHIPPED_FLOOR == 64
+    assert lds_design.SHIPPED_UNLIKELY == (1.5, 1.0) and lds_design.SHIPPED_FLOOR == 64
 
 
 def test_a_stem_names_its_short_answer_shape_and_a_dotted_model_name_stays_whole() -> None:
@@ -273,8 +273,8 @@ def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands(
     assert words.startswith(": the dev rows score highest at (16, 0.25), which misses a dev cell")
     assert "the dev rows choose (64, 0.25), the shipped floor;" in words
     assert words.endswith("the files outside the search at (64, 0.25)")
-    same = lds_design._floor_verdict([(64, 0.5)] * 4)  # 40 calls act as 64 on these budgets
-    assert "choose (64, 0.5), the shipped rule as these budgets read it;" in same
+    same = lds_design._floor_verdict([(64, 1.0)] * 4)
+    assert "choose (64, 1.0), the shipped rule as these budgets read it;" in same
 
 
 def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_loses() -> None:
@@ -289,7 +289,7 @@ def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_lo
         "| b | -0.200 | -0.200 | +0.000 |",
     ]
     assert words == (
-        "From 16 to under 40 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
+        "From 16 to under 64 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
         "of 2 files (a) and lowers them on 1, and lowers remove 2-5 on 0: the floor stays."
     )
     assert lds_design.floor_moves({"a": win}, (16, 0.5))[1].endswith(
@@ -435,9 +435,12 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
 def test_the_check_keeps_a_row_only_where_the_switch_it_ran_reads_as_it_ships(
     tmp_path: Any, monkeypatch: Any
 ) -> None:
-    """The rows were priced with the switch from 64 calls and N + 1; it ships from 40 and
-    (N + 1) / 2: at 64 calls a row over 64-127 sentences may have run another design, so
-    it leaves the 'as it ships' column; under 40 calls and at 64 over fewer it stays."""
+    """The rows were priced with the switch from 64 calls and N + 1; were it to ship from 40
+    and (N + 1) / 2 (a candidate that did not), at 64 calls a row over 64-127 sentences may
+    have run another design, so it would leave the 'as it ships' column; under 40 calls and
+    at 64 over fewer it stays. With the switch as it ships, every row stays."""
+    assert all(lds_design._ships_alike(n, b) for n in (40, 67, 127) for b in (32, 40, 64))
+    monkeypatch.setattr(lds_design, "SHIPPED", (40, 0.5))
     assert lds_design._ships_alike(40, 64) and lds_design._ships_alike(67, 32)
     assert not lds_design._ships_alike(67, 64) and not lds_design._ships_alike(127, 64)
     assert lds_design._ships_alike(128, 64)  # under (N + 1) / 2 calls: neither reads it
