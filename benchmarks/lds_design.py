@@ -844,8 +844,8 @@ def _ranked(entry: tuple[float, tuple[int, float]]) -> tuple[float, int]:
 
 def _floor_origin() -> str:
     """Where the shipped floor and c of the switch for an unlikely answer come from."""
-    floor, cut = UNLIKELY_HALVES_MIN_CALLS, SHIPPED_UNLIKELY[1]
-    if (floor, cut) == BEFORE:
+    floor, cut = SHIPPED
+    if SHIPPED == BEFORE:
         calls, candidate = CANDIDATES[DEFAULT_BUDGET]
         return (
             f"The floor of {floor} calls and c = {cut} are where the rule was measured. A "
