@@ -643,3 +643,40 @@ def test_the_span_tokens_of_a_sentence_answer_include_the_one_that_opens_with_a_
         (a + 1, b) if words[i].startswith(" ") else (a, b) for i, (a, b) in enumerate(offsets)
     ]
     assert lds_design.span_tokens(response, trimmed).tolist() == span.tolist()
+
+
+def test_the_split_table_groups_the_examples_by_what_the_switch_does_with_them() -> None:
+    """At the shipped floor, over several documents: examples the switch fires on, unlikely
+    ones over too many units for it, likely ones; ``auto`` beside ContextCite-style and the
+    paired gap on the two target samples, and each group's count of cells within 0.02."""
+    fired, wide, likely = case(40, 10, "s1"), case(80, 10, "s2"), case(40, 10, "s3")
+    one = case(20, 1, "s4")  # one document: left out
+    for found, full in ((fired, -2.0), (wide, -2.0), (likely, -0.5), (one, -2.0)):
+        found.record["full_logprob"] = full
+    table: list[Cells] = []
+    for gap in (0.0, -0.3, -0.1, -0.9):
+        table.append(
+            {
+                ("auto", "64"): {"lds_bernoulli": 0.6 + gap, "lds_keep": 0.3},
+                ("contextcite", "64"): {"lds_bernoulli": 0.6, "lds_keep": 0.3},
+            }
+        )
+    rows, words = lds_design.split_table({"f": ([fired, wide, likely, one], table)})
+    assert rows.splitlines()[2:] == [
+        "| f | the switch fires | 1 | 0.600 | 0.600 | 0.000 | 1 | 0.300 | 0.300 | 0.000 |",
+        "| f | unlikely, N + 1 past its cut | 1 | 0.300 | 0.600 | -0.300 | 1 | 0.300 | 0.300 "
+        "| 0.000 |",
+        "| f | likely: the adaptive design | 1 | 0.500 | 0.600 | -0.100 | 1 | 0.300 | 0.300 "
+        "| 0.000 |",
+    ]
+    assert words == (
+        "Cells (file and sample) whose mean gap at 64 calls is within 0.02 of "
+        "ContextCite-style or above, per group: the switch fires: 2 of 2; unlikely, N + 1 "
+        "past its cut: 1 of 2; likely: the adaptive design: 1 of 2. Where the switch fires, "
+        "`auto` reads ContextCite's own halves and keeps up; what it trails by at this "
+        "budget sits in the answers it leaves on its adaptive design."
+    )
+    table[0][("auto", "64")]["lds_bernoulli"] = 0.5  # it trails where the switch fires too
+    assert lds_design.split_table({"f": ([fired, wide, likely, one], table)})[1].endswith(
+        "likely: the adaptive design: 1 of 2."
+    )
