@@ -1817,8 +1817,9 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         f"(13) Where `auto` still trails at {SHIPPED_FLOOR} calls: on all rows over several "
         "documents, its examples split by what the switch does with them (it fires; the "
-        f"answer is unlikely but N + 1 > {SHIPPED_FLOOR} / {SHIPPED_UNLIKELY[1]:g}, so it "
-        "does not; the answer is likely, so `auto` keeps its adaptive design), `auto` beside "
+        f"answer is unlikely but {SHIPPED_FLOOR} calls fall short of the switch's "
+        f"{SHIPPED_UNLIKELY[1]:g} call a unit, so it does not; the answer is likely, so "
+        "`auto` keeps its adaptive design), `auto` beside "
         "ContextCite-style; mean ± 95% CI (paired for the gap):",
         "",
         split_rows,
