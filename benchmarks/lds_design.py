@@ -929,8 +929,8 @@ def floor_moves(every: Part, chosen: tuple[int, float]) -> tuple[str, str]:
 
 
 SPLIT_GROUPS: tuple[tuple[str, Callable[[Case], bool]], ...] = (
-    ("the switch fires", lambda c: _unlikely(c) and _switch_reaches(c)),
-    ("unlikely, N + 1 past its cut", lambda c: _unlikely(c) and not _switch_reaches(c)),
+    ("the switch fires", lambda c: _fires(c)),
+    ("unlikely, N + 1 past its cut", lambda c: _unlikely(c) and not _fires(c)),
     ("likely: the adaptive design", lambda c: not _unlikely(c)),
 )
 """:func:`split_table`'s groups of examples over several documents at the shipped floor."""
@@ -941,9 +941,10 @@ def _unlikely(case: Case) -> bool:
     return _full(case) < UNLIKELY_ANSWER
 
 
-def _switch_reaches(case: Case) -> bool:
-    """Whether the shipped floor's budget reaches the switch's cut of calls a unit."""
-    return SHIPPED_UNLIKELY[1] * (case.n + 1) <= SHIPPED_FLOOR
+def _fires(case: Case) -> bool:
+    """Whether the shipped switch hands the example the halves at :data:`SHIPPED_FLOOR`."""
+    key = _unlikely_key(case, SHIPPED_FLOOR, *SHIPPED_UNLIKELY)
+    return key[0] == "halves-lasso"
 
 
 def split_table(every: Part, peer: str = "contextcite") -> tuple[str, str]:
@@ -952,24 +953,20 @@ def split_table(every: Part, peer: str = "contextcite") -> tuple[str, str]:
     switch for an unlikely answer fires, an unlikely answer over too many units for it,
     a likely answer), ``auto``, ``peer`` and the paired gap on the two target samples; and
     a sentence counting the groups whose gap is within the target's 0.02."""
-    b = str(SHIPPED_FLOOR)
     rows: list[list[object]] = []
     within: dict[str, list[int]] = {name: [0, 0] for name, _ in SPLIT_GROUPS}
     for stem, (found, table) in every.items():
         for name, pick in SPLIT_GROUPS:
+            picked = [(c, t) for c, t in zip(found, table) if pick(c)]
+            cases_, cells = [c for c, _ in picked], [t for _, t in picked]
             row: list[object] = [stem, name]
             shown = False
             for metric, _ in METRICS:
-                pairs = [
-                    (t[("auto", b)].get(metric, math.nan), t[(peer, b)].get(metric, math.nan))
-                    for c, t in zip(found, table)
-                    if _n_docs(c) > 1 and pick(c) and ("auto", b) in t and (peer, b) in t
-                ]
-                pairs = [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
+                pairs = _paired(cases_, cells, ("auto", peer), SHIPPED_FLOOR, metric, True)
                 gaps = [x - y for x, y in pairs]
                 if gaps:
                     shown = True
-                    within[name][0] += float(np.mean(gaps)) >= -0.02
+                    within[name][0] += float(np.mean(gaps)) >= TARGET_GAP
                     within[name][1] += 1
                 row += [
                     len(pairs),
