@@ -171,11 +171,21 @@ for pid in "${workers[@]}"; do
 done
 workers=()
 
-# the run's status: the first failing step's, in the list's order
+# the run's status: the first failing step's, in the list's order. Each failing step is named
+# again at the end, with its failed tests (or its log's last lines): a CI page that shows only
+# the output's tail must still say what failed.
 status=0
 while read -r index rc; do
-    if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then
-        status=$rc
+    if [ "$rc" -ne 0 ]; then
+        [ "$status" -eq 0 ] && status=$rc
+        step="${steps[$index]}"
+        log="$logs/${step//[\/:]/_}.log"
+        echo "run_tests: FAILED step $step (exit status $rc):"
+        if grep -qE '^(FAILED|ERROR) ' "$log"; then
+            grep -E '^(FAILED|ERROR) ' "$log" | head -n 20 | cut -c 1-300
+        else
+            tail -n 6 "$log" | cut -c 1-300
+        fi
     fi
 done < <(sort -n "$logs/status")
 if [ "$(wc -l < "$logs/status")" -ne "${#steps[@]}" ]; then
