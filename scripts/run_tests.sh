@@ -2,6 +2,8 @@
 # Run every test suite: the core's (tests/), then each tool's and integration's own. pytest's
 # exit code 5 ("no tests collected") is a failure here: a suite that silently collects
 # nothing must not pass.
+# A failed test runs once more, alone: one that passes then is named FLAKY at the end of the
+# output and does not fail the run; one that fails again does, and is named there too.
 #
 # One vLLM server (for the HTTP-scorer and integration tests) is started here with
 # `camab serve`, in the background, and shared by every suite through CAMAB_TEST_VLLM_PORT:
@@ -111,32 +113,43 @@ echo 0 > "$logs/next"
 : > "$logs/status"
 echo "run_tests: ${#steps[@]} steps on $jobs workers (OMP_NUM_THREADS=$threads for pytest): ${steps[*]}"
 
-# One step, behind "${timer[@]}" (/usr/bin/time writing its CPU seconds, where there is one).
+# One step, behind "${timer[@]}" (/usr/bin/time writing its CPU seconds, where there is one);
+# a pytest step runs only the tests in "${again[@]}" (node ids) where that is not empty.
 run_step() {
     local step="$1"
     shift
     if [ "$step" = lint ]; then
         "${timer[@]}" "${MAKE:-make}" lint
-    elif [ "$step" = tests:a ]; then
-        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest \
-            "${core_a[@]/#/tests/}" "$@"
-    elif [ "$step" = tests:b ]; then
-        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest tests \
-            "${core_a[@]/#/--ignore=tests/}" "$@"
-    elif [ "$step" = benchmarks ]; then
+        return
+    fi
+    local where=. python=.venv/bin/python
+    local -a targets
+    case "$step" in
+        tests:a) targets=("${core_a[@]/#/tests/}") ;;
+        tests:b) targets=(tests "${core_a[@]/#/--ignore=tests/}") ;;
         # the development benchmarks' pure-logic tests (their model smoke run is left to a
         # developer)
-        OMP_NUM_THREADS="$threads" "${timer[@]}" .venv/bin/python -m pytest benchmarks/tests \
-            -m "not model" "$@"
-    else
-        (cd "$step" && OMP_NUM_THREADS="$threads" "${timer[@]}" ../../.venv/bin/python -m pytest tests "$@")
-    fi
+        benchmarks) targets=(benchmarks/tests -m "not model") ;;
+        *) where="$step" python=../../.venv/bin/python targets=(tests) ;;
+    esac
+    [ "${#again[@]}" -gt 0 ] && targets=("${again[@]}")
+    (cd "$where" && OMP_NUM_THREADS="$threads" "${timer[@]}" "$python" -m pytest \
+        "${targets[@]}" "$@")
+}
+
+# The node ids of a pytest log's failed and erroring tests.
+failed_ids() {
+    grep -E '^(FAILED|ERROR) ' "$1" | sed -E 's/^(FAILED|ERROR) //; s/ - .*$//' | sort -u
 }
 
 # One worker: take the next step (under a lock), run it into its log, print the log whole
-# (under the lock) with its seconds, record its exit status; until no step is left.
+# (under the lock) with its seconds, record its exit status; until no step is left. A pytest
+# step whose tests failed runs those tests once more, alone: where they pass, the step passes
+# and the run names them as flaky at the end (a load-dependent test must not stop a landing
+# unseen, nor hide); where one fails again, the step fails.
 worker() {
     local index step began rc name cpu timer
+    local -a again
     while true; do
         index="$(flock "$logs/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) > "$1"; echo "$i"' \
             _ "$logs/next")"
@@ -146,13 +159,28 @@ worker() {
         began=$SECONDS
         rc=0
         timer=()
+        again=()
         [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -o "$PWD/$logs/$name.cpu")
         run_step "$step" "$@" > "$logs/$name.log" 2>&1 < /dev/null || rc=$?
         # the file's last line is "USER SYSTEM" (a failing command's status line comes first)
         cpu="$(tail -n 1 "$logs/$name.cpu" 2>/dev/null | awk '{printf ", %.0f CPU-s", $1 + $2}')"
+        if [ "$rc" -eq 1 ] && [ "$step" != lint ]; then
+            mapfile -t again < <(failed_ids "$logs/$name.log")
+        fi
+        if [ "${#again[@]}" -gt 0 ]; then
+            timer=()
+            if run_step "$step" "$@" > "$logs/$name.again.log" 2>&1 < /dev/null; then
+                rc=0
+                printf '%s\n' "${again[@]}" > "$logs/$name.flaky"
+            fi
+        fi
         {
             flock 9
             cat "$logs/$name.log"
+            if [ "${#again[@]}" -gt 0 ]; then
+                echo "run_tests: $step: the failed tests once more, alone:"
+                cat "$logs/$name.again.log"
+            fi
             label="$step/"
             [ "$step" = lint ] && label="make lint"
             [[ "$step" = tests:* ]] && label="tests/ (${step#tests:})"
@@ -181,6 +209,7 @@ while read -r index rc; do
         step="${steps[$index]}"
         log="$logs/${step//[\/:]/_}.log"
         echo "run_tests: FAILED step $step (exit status $rc):"
+        [ -f "${log%.log}.again.log" ] && log="${log%.log}.again.log"
         if grep -qE '^(FAILED|ERROR) ' "$log"; then
             grep -E '^(FAILED|ERROR) ' "$log" | head -n 20 | cut -c 1-300
         else
@@ -188,6 +217,11 @@ while read -r index rc; do
         fi
     fi
 done < <(sort -n "$logs/status")
+for flaky in "$logs"/*.flaky; do
+    [ -f "$flaky" ] || continue
+    echo "run_tests: FLAKY: failed, then passed when run again alone ($(basename "$flaky" .flaky)):"
+    cut -c 1-300 "$flaky"
+done
 if [ "$(wc -l < "$logs/status")" -ne "${#steps[@]}" ]; then
     echo "run_tests: only $(wc -l < "$logs/status") of ${#steps[@]} steps ended" >&2
     [ "$status" -eq 0 ] && status=1
