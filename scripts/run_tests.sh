@@ -137,9 +137,17 @@ run_step() {
         "${targets[@]}" "$@")
 }
 
-# The node ids of a pytest log's failed and erroring tests.
+# A step's log, by the step's name.
+step_log() {
+    echo "$logs/${1//[\/:]/_}.log"
+}
+
+# pytest's summary lines of a log's failed and erroring tests, and their node ids.
+failed_lines() {
+    grep -E '^(FAILED|ERROR) ' "$1"
+}
 failed_ids() {
-    grep -E '^(FAILED|ERROR) ' "$1" | sed -E 's/^(FAILED|ERROR) //; s/ - .*$//' | sort -u
+    failed_lines "$1" | sed -E 's/^(FAILED|ERROR) //; s/ - .*$//' | sort -u
 }
 
 # One worker: take the next step (under a lock), run it into its log, print the log whole
@@ -148,14 +156,15 @@ failed_ids() {
 # and the run names them as flaky at the end (a load-dependent test must not stop a landing
 # unseen, nor hide); where one fails again, the step fails.
 worker() {
-    local index step began rc name cpu timer
+    local index step log began rc name cpu timer
     local -a again
     while true; do
         index="$(flock "$logs/next" sh -c 'i=$(cat "$1"); echo $((i + 1)) > "$1"; echo "$i"' \
             _ "$logs/next")"
         [ "$index" -lt "${#steps[@]}" ] || return 0
         step="${steps[$index]}"
-        name="${step//[\/:]/_}"
+        log="$(step_log "$step")"
+        name="$(basename "$log" .log)"
         began=$SECONDS
         rc=0
         timer=()
@@ -207,11 +216,12 @@ while read -r index rc; do
     if [ "$rc" -ne 0 ]; then
         [ "$status" -eq 0 ] && status=$rc
         step="${steps[$index]}"
-        log="$logs/${step//[\/:]/_}.log"
+        log="$(step_log "$step")"
         echo "run_tests: FAILED step $step (exit status $rc):"
         [ -f "${log%.log}.again.log" ] && log="${log%.log}.again.log"
-        if grep -qE '^(FAILED|ERROR) ' "$log"; then
-            grep -E '^(FAILED|ERROR) ' "$log" | head -n 20 | cut -c 1-300
+        lines="$(failed_lines "$log" | head -n 20)"
+        if [ -n "$lines" ]; then
+            echo "$lines" | cut -c 1-300
         else
             tail -n 6 "$log" | cut -c 1-300
         fi
