@@ -1600,7 +1600,7 @@ def report_command(args: argparse.Namespace) -> None:
         "",
         titles_section(),
         "",
-        pooled_check(),
+        pooled_checks(),
         "",
         "#### The model's own answers, both placements",
         "",
@@ -2034,11 +2034,19 @@ def pooled_check(budget: int = 32) -> str:
     }[line_side(mean, half, TARGET_GAP)]
     return (
         f"The titles rows with the title in the text are the check's design on new rows (the "
-        f"held-out subsets exclude only the 32-call fits' subsets, not every budget's). "
+        f"held-out subsets exclude only the {budget}-call fits' subsets, not every budget's). "
         f"Pooled with the check's {budget}-call rows priced with `auto` as it ships, "
         f"`auto` − ContextCite-style at {budget} calls is {mean:+.3f} ± {half:.3f} over "
         f"{count} rows (mean ± 95% CI; the line: {TARGET_GAP}), {what}."
     )
+
+
+def pooled_checks() -> str:
+    """:func:`pooled_check` at each budget of :data:`CHECK_BUDGETS` the titles rows price
+    (32 when none does)."""
+    priced = {int(x["budget"]) for x in read_jsonl(TITLES_CHECK)}
+    budgets = sorted(priced & set(CHECK_BUDGETS)) or [32]
+    return "\n\n".join(s for s in (pooled_check(b) for b in budgets) if s)
 
 
 def main() -> None:

@@ -302,8 +302,8 @@ TITLES_INTRO = (
     "sentence of the paragraph is kept, an effect the paragraph's sentences share). New "
     "rows (in no results file and not in the check), the gold answer as the answer, "
     "SmolLM2, priced both ways by `nice -n 10 .venv/bin/python -m benchmarks lds-design "
-    "titles --offset M --n K` at 32 calls and with `--budget 40` at the library's "
-    "default budget (`auto` and ContextCite-style through `Attributor`, the "
+    "titles --offset M --n K` at 32 calls, with `--budget 40` at the library's "
+    "default budget and with `--budget 16` (`auto` and ContextCite-style through `Attributor`, the "
     "check's LDS on 32 Bernoulli ½ subsets of its seed); mean ± 95% CI:"
 )
 

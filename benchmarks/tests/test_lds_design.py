@@ -484,6 +484,31 @@ def test_the_pooled_check_reads_shipped_rows_and_the_titles_text_rows(
     assert lds_design.pooled_check() == ""
 
 
+def test_the_pooled_checks_read_each_check_budget_the_titles_rows_price(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """One pooled reading per budget of the check's the titles rows price (40, the
+    library's default, is none of them), each saying whose fits its held-out subsets skip;
+    with no titles row, 32 alone."""
+    check, titles = tmp_path / "check.jsonl", tmp_path / "titles.jsonl"
+    gaps = {"auto@16": 0.6, "contextcite@16": 0.5, "auto@32": 0.5, "contextcite@32": 0.5}
+    check.write_text(json.dumps({"lds": gaps}) + "\n")
+    row = {"text": {"auto": 0.5, "contextcite": 0.3}, "template": {"auto": 0, "contextcite": 0}}
+    budgets = (16, 40, 32, 16)
+    titles.write_text("".join(json.dumps({**row, "budget": b}) + "\n" for b in budgets))
+    monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", check)
+    monkeypatch.setattr(lds_design, "TITLES_CHECK", titles)
+    monkeypatch.setattr(lds_design, "SHIPPED_FROM", 0)
+    at16, at32 = lds_design.pooled_checks().split("\n\n")
+    assert "only the 16-call fits' subsets" in at16 and "at 16 calls is +0.167 ± " in at16
+    assert "over 3 rows" in at16
+    assert "only the 32-call fits' subsets" in at32 and "at 32 calls is +0.100 ± " in at32
+    titles.write_text("")
+    alone = lds_design.pooled_checks()
+    assert "at 32 calls is +0.000 ± " in alone and "over 1 rows" in alone
+    assert "16 calls" not in alone
+
+
 def test_the_locality_table_reads_each_replay_beside_auto_and_counts_its_wins() -> None:
     """Lesson 8: per budget, auto, the empty-context and half-and-half replays and the
     best peer on the examples where every one has the sample (half and half from 16
