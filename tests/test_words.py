@@ -273,6 +273,22 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
         "Check this answer: the sources disagree on \u201c65\u201d (which one is current?); "
         "the sources do not say \u201cfree towels\u201d"
     )
+    # review 55: a two-sentence answer flagged with no word named; the sentence the
+    # verdict doubts most is named (p_unsupported, else the lowest score), cut at 80
+    first = SimpleNamespace(text="Bell was born in Edinburgh.", p_unsupported=0.2, score=0.9)
+    later = "He moved to Canada " + "and then on " * 8 + "in 1870."
+    second = SimpleNamespace(text=later, p_unsupported=0.6, score=0.4)
+    two = SimpleNamespace(**{**vars(report(())), "sentences": [first, second]})
+    named = verdict_text(two)
+    assert named is not None and named.startswith(
+        "Check this answer: the sources explain this sentence least: \u201cHe moved to Canada"
+    )
+    assert named.endswith("\u2026\u201d") and len(named) < 160
+    first.p_unsupported = second.p_unsupported = None  # the threshold's verdict: the score
+    first.score = 0.1
+    assert "least: \u201cBell was born in Edinburgh.\u201d" in str(verdict_text(two))
+    second.score = None  # a sentence with no figure: nothing to rank, the general words
+    assert verdict_text(two) == reworded
     both = verdict_text(report(("59", "Tamm"), misread=("59",)))
     assert both == (
         "Check this answer: the sources do not state \u201cTamm\u201d; "

@@ -142,7 +142,28 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
     if spans and not absent and not misread:
         doubts.append(f"the sources do not say {_quoted(dict.fromkeys(spans[:3]))}")
+    if not doubts and (least := _least_explained(report)):
+        doubts.append(f"the sources explain this sentence least: {_quoted([least])}")
     return doubts
+
+
+def _least_explained(report: Any, most: int = 80) -> str | None:
+    """The claim sentence the verdict doubts most (highest ``p_unsupported``, else lowest
+    ``score``), cut to ``most`` characters; ``None`` for an answer of one claim."""
+    claims = [
+        s
+        for s in getattr(report, "sentences", None) or []
+        if not getattr(s, "abstention", False) and str(getattr(s, "text", "")).strip()
+    ]
+    doubted = [getattr(s, "p_unsupported", None) for s in claims]
+    if None in doubted:  # the threshold decided: the lowest score is the least explained
+        scores = [getattr(s, "score", None) for s in claims]
+        doubted = [None if v is None else -float(v) for v in scores]
+    ranks = [float(v) for v in doubted if v is not None]
+    if len(claims) < 2 or len(ranks) < len(claims):
+        return None
+    text = " ".join(str(claims[ranks.index(max(ranks))].text).split())
+    return text if len(text) <= most else text[: most - 1].rstrip() + "\u2026"
 
 
 def verdict_text(report: Any) -> str | None:
