@@ -287,6 +287,15 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
     first.p_unsupported = second.p_unsupported = None  # the threshold's verdict: the score
     first.score = 0.1
     assert "least: \u201cBell was born in Edinburgh.\u201d" in str(verdict_text(two))
+    # every renderer's notice lines are cleaned: a named sentence carries no escape
+    second.score, second.text = 0.0, "He left.\x1b[31m"
+    from camab_rag.render.text import notices
+
+    answer = SimpleNamespace(
+        groundedness=two, withheld=False, scored_by=None, uninformative=None, sources=[1]
+    )
+    [(kind, line)] = notices(answer)  # type: ignore[arg-type]
+    assert kind == "fail" and "\x1b" not in line and "He left.\ufffd[31m" in line
     second.score = None  # a sentence with no figure: nothing to rank, the general words
     assert verdict_text(two) == reworded
     both = verdict_text(report(("59", "Tamm"), misread=("59",)))

@@ -238,7 +238,7 @@ WITHHELD = "The answer was withheld: the sources do not support it"
 
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     """The lines every renderer shows under the answer, each with its kind (``"pass"``,
-    ``"fail"``, ``"proxy"``, ``"empty"``, ``"uncited"``)."""
+    ``"fail"``, ``"proxy"``, ``"empty"``, ``"uncited"``), unsafe characters replaced."""
     found: list[tuple[str, str]] = []
     verdict = verdict_text(answer.groundedness)
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
@@ -256,7 +256,7 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     uncited = None if answer.withheld else no_sources_text(answer)
     if uncited is not None:
         found.append(("uncited", uncited))
-    return found
+    return [(kind, clean(line)) for kind, line in found]  # they quote the answer's words
 
 
 def dispute_text(words: Sequence[str]) -> str:
