@@ -1477,3 +1477,23 @@ def test_an_inflection_of_a_context_word_is_held():
     assert holds("cancelling", policy.forms) and holds("cancelled", policy.forms)
     assert unchecked_facts("Cancelling late costs £25.", policy) == []
     assert not holds("cancellation", policy.forms)  # another word, not an inflection
+
+
+def test_a_place_the_answer_shares_with_a_stale_page_does_not_hide_the_rival():
+    """Review 55: "in 1991 at MIT" went undisputed against "in 1989 while working at CERN":
+    "MIT" made the stale clause the only one closest to the answer, so no rival was read."""
+    current = "Tim Berners-Lee invented the World Wide Web in 1989 while working at CERN."
+    stale = "An outdated 1993 magazine claimed that the World Wide Web was invented in 1991 at MIT."
+    pages = ContextWords.of([current, stale], "When was the Web invented?")
+    for answer, value in [
+        ("The World Wide Web was invented in 1991 at MIT.", "1991"),
+        ("The World Wide Web was invented at MIT in Boston in 1991.", "1991"),
+        ("The World Wide Web was invented in 1989 at CERN.", "1989"),  # disputed either way
+    ]:
+        assert [answer[a:b] for a, b in rival_spans(answer, pages)] == [value]
+    # a name that is the answer's subject, not a value after a preposition, still counts
+    own = "Tim Berners-Lee invented the World Wide Web in 1989 at CERN."
+    assert rival_spans(own, pages) == []
+    # a name the question asks about is its subject too
+    asked = ContextWords.of([current, stale], "When was the Web invented at MIT?")
+    assert rival_spans("The World Wide Web was invented in 1991 at MIT.", asked) == []

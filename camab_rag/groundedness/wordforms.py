@@ -883,13 +883,15 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f)) or context.asked  # "£60."
         whole = _rivals_near(subject, context)
+        bare = subject - _slot_names(part, found, context.asked)  # "1991" of "1991 at MIT"
+        unslotted = _rivals_near(bare, context) if bare and bare != subject else []
         units = {at: q.unit for at, q in quantities(part)}
         for start, end, _, value in found:
             if not is_number(value):
                 continue
             unit = units.get(start, "")
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
-            for near in (whole, _rivals_near(piece, context) if piece else []):
+            for near in (whole, _rivals_near(piece, context) if piece else [], unslotted):
                 holders = {c.doc for c in near if c.states(value, unit)}
                 if not holders:
                     continue
@@ -904,6 +906,26 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
                     spans.append(_written(text, s_start + start, s_start + end))
                     break
     return spans
+
+
+_SLOT_WORDS = frozenset(["at", "in", "from", "by", "near"])
+"""Prepositions before a name that is one of the answer's values ("at MIT", "in Boston")."""
+
+
+def _slot_names(part: str, found: Sequence[_Word], asked: frozenset[str]) -> frozenset[str]:
+    """The forms of the names ``part`` states after a preposition of place or agent ("MIT"
+    of "in 1991 at MIT") that the question does not hold, with the preposition: values of
+    the answer, which a stale clause may share; as its subject they hide the clause it rivals."""
+    out: set[str] = set()
+    for k, (start, _, _, value) in enumerate(found):
+        if not (k and value and part[start].isupper() and value not in asked):
+            continue
+        j = k - 1
+        while j > 0 and part[found[j][0]].isupper():  # back over the name ("Tim Berners-Lee")
+            j -= 1
+        if found[j][2] in _SLOT_WORDS:
+            out |= {value, found[j][3]}  # "near" of "near Geneva" is no subject word either
+    return frozenset(out)
 
 
 def _rivals_near(subject: frozenset[str], context: ContextWords) -> list[Sentence]:
