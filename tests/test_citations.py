@@ -692,3 +692,23 @@ def test_a_name_every_source_holds_leaves_the_sentences_other_words_to_decide():
         statements=[StatementAttribution("Dr Priya Shah.", 0, 14, scores)],
     )
     assert cite(plain, docs).sentences[0].citations == []
+
+
+def test_a_source_never_reads_weaker_than_the_passage_it_highlights():
+    """Review 55: a source's entry read "support" (its document score) beside its highlight
+    bar's "strong support" (the passage's). Every renderer now states the higher one; the
+    developer's ``score`` stays the document's."""
+    cited = cite(make_result(), DOCS)
+    source = cited.sources[0]
+    passage = max(h.score for h in source.highlights)
+    assert passage >= 0.44  # the highlight reads "strong support"
+    weaker = replace(source, score=0.2)  # a document score that alone reads "support"
+    shown = replace(cited, sources=[weaker, *cited.sources[1:]])
+    assert weaker.support == pytest.approx(passage)
+    head = f"{weaker.label} (strong support)"
+    assert head in render_terminal(shown, color=False)
+    assert "(support)" not in render_terminal(shown, color=False)
+    assert "strong support" in shown.to_html() and ">support<" not in shown.to_html()
+    data = shown.to_dict()["sources"][0]
+    assert (data["score"], data["support"]) == (0.2, "strong support")
+    assert replace(weaker, highlights=[]).support == 0.2  # no passage: the document's own

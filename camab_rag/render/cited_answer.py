@@ -87,6 +87,12 @@ class Source:
     disputes: list[str] = field(default_factory=list)  # answer words it argues against
 
     @property
+    def support(self) -> float:
+        """The score its words state: its own or its strongest highlight's, the higher, so
+        that its entry never reads weaker than the passage it marks."""
+        return max([self.score, *(h.score for h in self.highlights)])
+
+    @property
     def label(self) -> str:
         segment = f", segment {(self.segment_index or 0) + 1}" if self.kind == "segment" else ""
         return self.title or f"Document {self.doc_index + 1}{segment}"
@@ -145,6 +151,8 @@ def _plain(value: Any) -> Any:
         data["label"] = value.label
     if isinstance(value, CitedSentence):
         data["support"] = [support_words(score) for score in value.scores]
+    elif isinstance(value, Source):
+        data["support"] = support_words(value.support)
     elif not isinstance(value, CitationRule):
         data["support"] = support_words(value.score)
     return data

@@ -100,8 +100,8 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     return (
         f'<li class="camab-source" id="{page_id}-src-{int(source.number)}">'
         f'<div class="camab-source-head">{label}'
-        f'<span class="camab-score camab-support-{support_level(source.score)}" '
-        f'title="{score_text(source.score)} nats per answer token">'
+        f'<span class="camab-score camab-support-{support_level(source.support)}" '
+        f'title="{score_text(source.support)} nats per answer token">'
         f"{esc(source_note(source))}</span></div>"
         f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
     )

@@ -266,9 +266,9 @@ def dispute_text(words: Sequence[str]) -> str:
 def source_note(source: Any) -> str:
     """A source list entry's note: its support in words, and any dispute."""
     if not source.disputes:
-        return str(support_words(source.score))
+        return str(support_words(source.support))
     dispute = dispute_text(source.disputes)
-    return f"{support_words(source.score)}; {dispute}" if source.highlights else dispute
+    return f"{support_words(source.support)}; {dispute}" if source.highlights else dispute
 
 
 def sentence_note(sentence: CitedSentence) -> str | None:
