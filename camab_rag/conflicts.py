@@ -21,6 +21,7 @@ from camab_rag.groundedness.wordforms import (
     form_set,
     forms,
     misread_spans,
+    rivals,
     subject_forms,
 )
 from camab_rag.methods import Method
@@ -233,6 +234,12 @@ def disputes(
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
             if text not in found.setdefault(own, []):
                 found[own].append(text)
+    for a, b in sentences if start < len(response) else []:
+        for (x, y), against in rivals(response[a:b], every) if a < end and b > start else []:
+            claimed = response[a + x : a + y]
+            for own in sorted(against) if start <= a + x < end else []:  # the gate's rivals
+                words = found.setdefault(own, [])
+                words += [claimed] if claimed not in words else []
     for a, b in sentences if start < len(response) else []:
         if a < end and b > start:
             for own, words in _opposing(response[a:b], texts, every, result.question).items():

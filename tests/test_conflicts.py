@@ -121,7 +121,8 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     assert 'class="camab-marker camab-disputed"' in html and ">[disputed by 2]</a>" in html
     assert "disagrees with the answer on \u201c30\u201d" in html  # the tooltip
     shown = [markdown, html] + [cited.to_terminal(color=color) for color in (False, True)]
-    assert all("[disputed by 2]" in s.replace("\\", "") and "\u2260" not in s for s in shown)
+    shown = [s.replace("\\", "").replace("\u00a0", " ") for s in shown]  # the terminal's: unbroken
+    assert all("[disputed by 2]" in s and "\u2260" not in s for s in shown)
     data = json.loads(json.dumps(cited.to_dict()))
     assert data["sentences"][0]["disputed"] == [2]
     assert data["sources"][1]["disputes"] == ["30"]
@@ -439,3 +440,27 @@ def test_a_page_stating_the_opposite_of_an_answer_word_disputes_it() -> None:
     assert disputes(result) == {0: ["allowed"]}
     agreed = replace(result, response="Dogs are not allowed above the ground floor.")
     assert disputes(agreed) == {}
+
+
+def test_the_sources_the_gate_finds_disagreeing_are_shown_disputing():
+    """Review 56: "1994" rendered "the sources disagree on “1994” (which one is current?)"
+    with only the current profile listed: the rule of :func:`stated_value` found no value in
+    the press kit's place, so the reader could not see which source disagreed. A source the
+    gate's rival rule reads as stating another value in the answer's place disputes it."""
+    docs = [
+        "Quillon Labs was founded in 1994 at Stanford University by Dr. Elena Marsh.",
+        "Quillon Labs was founded in 1991 at MIT by Dr. Elena Marsh.",
+        "Quill & Ink Stationery was founded in 1989 in Portland.",
+    ]
+    question = "In what year was Quillon Labs founded?"
+    assert disputes(_over(docs, question, "1994")) == {1: ["1994"]}
+    assert disputes(_over(docs, question, "Quillon Labs was founded in 1991 at MIT.")) == {
+        0: ["1991"]
+    }
+    cited = cite(_over(docs, question, "1991"), docs, rule=CitationRule(threshold=-1.0))
+    assert [(s.doc_index, s.disputes) for s in cited.sources if s.disputes] == [(0, ["1991"])]
+    # the same price in other words: disputed alike ("It costs $310." read no subject)
+    pages = ["The Q5 sensor costs 310 dollars.", "The Q5 sensor sells for 260 dollars."]
+    asked = "How much does the Q5 sensor cost?"
+    for answer in ("It costs $310.", "310 dollars", "The Q5 costs 310 dollars."):
+        assert disputes(_over(pages, asked, answer)) == {1: ["310"]}, answer

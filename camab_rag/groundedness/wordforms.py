@@ -874,14 +874,22 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
     price page), so the answer is not supported whichever value it took."""
+    return [span for span, _ in rivals(text, context)]
+
+
+def rivals(text: str, context: Collection[str]) -> list[tuple[tuple[int, int], frozenset[int]]]:
+    """:func:`rival_spans`, each with the texts of ``context`` (their indices) stating
+    another value in its place: the sources a reader is shown disputing it."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
-    spans: Spans = []
+    found_rivals: list[tuple[tuple[int, int], frozenset[int]]] = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
-        subject = frozenset(f for f in content if not _is_value(f)) or context.asked  # "£60."
+        subject = frozenset(f for f in content if not _is_value(f))
+        if not subject - _VALUE_VERBS:  # "£60.", "It costs £60.": the question's subject
+            subject |= context.asked
         whole = _rivals_near(subject, context)
         bare = subject - _slot_names(part, found, context.asked)  # "1991" of "1991 at MIT"
         unslotted = _rivals_near(bare, context) if bare and bare != subject else []
@@ -896,16 +904,18 @@ def rival_spans(text: str, context: Collection[str]) -> Spans:
                 if not holders:
                     continue
                 asked = max(_asked_by(context, d) for d in holders)
-                if any(
-                    c.doc not in holders
+                against = frozenset(
+                    c.doc
+                    for c in near
+                    if c.doc not in holders
                     and _asked_by(context, c.doc) >= asked  # a page of the question's subject
                     and not c.states(value, unit)
                     and any(map(is_number, c.own - content))
-                    for c in near
-                ):
-                    spans.append(_written(text, s_start + start, s_start + end))
+                )
+                if against:
+                    found_rivals.append((_written(text, s_start + start, s_start + end), against))
                     break
-    return spans
+    return found_rivals
 
 
 _SLOT_WORDS = frozenset(["at", "in", "from", "by", "near"])
