@@ -611,9 +611,10 @@ def test_the_legend_shows_only_with_highlights_and_every_score_rounds_alike() ->
     """Fresh-user review 11: the terminal printed its bar legend under a source list with
     no bar (a source that only disputes), and an HTML highlight's tooltip read
     "score +0.8000" where its source's heading read "score +0.800"."""
+    from camab_rag.render.terminal import BAR_LEGEND
     from camab_rag.render.text import LEGEND_TEXT
 
-    legends = (f"bar: {LEGEND_TEXT}", "*Bold: the passage that supports", LEGEND_TEXT)
+    legends = (f"bar: {BAR_LEGEND}", "*Bold: the passage that supports", LEGEND_TEXT)
     cited = cite(make_result(), DOCS)
     shown = (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html())
     assert all(legend in text for legend, text in zip(legends, shown))
@@ -696,8 +697,8 @@ def test_a_name_every_source_holds_leaves_the_sentences_other_words_to_decide():
 
 def test_a_source_never_reads_weaker_than_the_passage_it_highlights():
     """Review 55: a source's entry read "support" (its document score) beside its highlight
-    bar's "strong support" (the passage's). Every renderer now states the higher one; the
-    developer's ``score`` stays the document's."""
+    bar's "strong support" (the passage's); review 56 the reverse. Every renderer now
+    states its strongest highlight's; the developer's ``score`` stays the document's."""
     cited = cite(make_result(), DOCS)
     source = cited.sources[0]
     passage = max(h.score for h in source.highlights)
@@ -712,3 +713,7 @@ def test_a_source_never_reads_weaker_than_the_passage_it_highlights():
     data = shown.to_dict()["sources"][0]
     assert (data["score"], data["support"]) == (0.2, "strong support")
     assert replace(weaker, highlights=[]).support == 0.2  # no passage: the document's own
+    marks = [replace(h, score=0.2) for h in source.highlights]  # passages read "support"
+    stronger = replace(source, score=0.9, highlights=marks)
+    plain = render_terminal(replace(cited, sources=[stronger, *cited.sources[1:]]), color=False)
+    assert f"{stronger.label} (support)" in plain and f"{stronger.label} (strong" not in plain

@@ -448,7 +448,7 @@ def test_renderers_show_the_unsupported_sentence_without_a_citation():
     assert second.citations == [] and second.supported is False
     assert second.unsupported_spans == [(len(SUPPORTED) + 1, len(LONG) - 1)]
     markdown = cited.to_markdown()
-    assert f'{INVENTED} *(not supported by the sources: "{INVENTED[:-1]}")*' in markdown
+    assert f"{INVENTED} *(not supported by the sources: \u201c{INVENTED[:-1]}\u201d)*" in markdown
     assert "\\[1\\]" in markdown.split(INVENTED)[0]
     html = cited.to_html(full_page=False)
     assert '<span class="camab-unsupported"><mark class="camab-nosupport">Sailors' in html

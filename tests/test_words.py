@@ -295,7 +295,7 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
         groundedness=two, withheld=False, scored_by=None, uninformative=None, sources=[1]
     )
     [(kind, line)] = notices(answer)  # type: ignore[arg-type]
-    assert kind == "fail" and "\x1b" not in line and "He left.\ufffd[31m" in line
+    assert kind == "check" and "\x1b" not in line and "He left.\ufffd[31m" in line
     second.score = None  # a sentence with no figure: nothing to rank, the general words
     assert verdict_text(two) == reworded
     both = verdict_text(report(("59", "Tamm"), misread=("59",)))

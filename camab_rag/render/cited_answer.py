@@ -88,9 +88,9 @@ class Source:
 
     @property
     def support(self) -> float:
-        """The score its words state: its own or its strongest highlight's, the higher, so
-        that its entry never reads weaker than the passage it marks."""
-        return max([self.score, *(h.score for h in self.highlights)])
+        """The score its words state: its strongest highlight's (its own without one), so
+        that its entry reads as its best passage's bar, never stronger or weaker."""
+        return max((h.score for h in self.highlights), default=self.score)
 
     @property
     def label(self) -> str:

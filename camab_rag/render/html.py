@@ -43,11 +43,13 @@ CSS = """
   font-size: .95rem; }
 .camab-cite .camab-ok { background: #e6f4ea; color: #137333; }
 .camab-cite .camab-warn { background: #fce8e6; color: #a50e0e; }
+.camab-cite .camab-check { background: #fef7e0; color: #7a4a00; }
 .camab-cite .camab-sources { padding-left: 1.5rem; margin: 0; }
 .camab-cite .camab-source { margin-bottom: .75rem; }
 .camab-cite .camab-source-head { font-weight: 600; }
 .camab-cite .camab-score { color: #666; font-weight: 400; font-size: .85rem; margin-left: .4rem; }
 .camab-cite .camab-support-3 { color: #7a4a00; font-weight: 600; }
+.camab-cite .camab-disputes { color: #a50e0e; }
 .camab-cite .camab-source-head a { color: #0b57d0; }
 .camab-cite .camab-proxy { background: #fff4e5; color: #7a4a00; border: 1px solid #f0b35a;
   border-left: .3rem solid #e8710a; padding: .35rem .6rem; border-radius: .35rem;
@@ -67,6 +69,7 @@ CSS = """
 """
 NOTICE_HTML = {
     "pass": '<p class="camab-verdict camab-ok"{tip}>{text}</p>',
+    "check": '<p class="camab-verdict camab-check"{tip}>{text}</p>',
     "fail": '<p class="camab-verdict camab-warn"{tip}>{text}</p>',
     "proxy": '<p class="camab-proxy" role="note">&#9888; {text}</p>',
     "empty": '<p class="camab-verdict camab-warn">{text}</p>',
@@ -95,12 +98,13 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
         for piece, mark in split_highlights(answer, source)
     ]
     label = esc(source.label)
+    kind = "camab-disputes" if source.disputes else f"camab-support-{support_level(source.support)}"
     if source.url:
         label = f'<a href="{esc(source.url)}" rel="noopener noreferrer nofollow">{label}</a>'
     return (
         f'<li class="camab-source" id="{page_id}-src-{int(source.number)}">'
         f'<div class="camab-source-head">{label}'
-        f'<span class="camab-score camab-support-{support_level(source.support)}" '
+        f'<span class="camab-score {kind}" '
         f'title="{score_text(source.support)} nats per answer token">'
         f"{esc(source_note(source))}</span></div>"
         f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
@@ -142,7 +146,7 @@ def render_html(
     text = " ".join(sentences) if sentences else esc(answer.answer)
     parts.append(f'<p class="camab-answer">{text}</p>')
     for kind, line in notices(answer):
-        detail = verdict_detail(answer.groundedness) if kind in ("pass", "fail") else None
+        detail = verdict_detail(answer.groundedness) if kind in ("pass", "check", "fail") else None
         tip = f' title="{esc(detail)}"' if detail else ""
         parts.append(NOTICE_HTML[kind].format(tip=tip, text=esc(line)))
     if answer.sources:

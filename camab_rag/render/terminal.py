@@ -13,7 +13,6 @@ from typing import IO, TYPE_CHECKING
 from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
     DISPUTED_MARK,
-    LEGEND_TEXT,
     clean,
     has_highlights,
     notices,
@@ -26,10 +25,17 @@ from camab_rag.render.text import (
 if TYPE_CHECKING:
     from camab_rag.render.cited_answer import CitedAnswer
 
-RESET, BOLD, DIM, UNDERLINE, RED, GREEN, CYAN = (f"\x1b[{c}m" for c in (0, 1, 2, 4, 31, 32, 36))
+RESET, BOLD, DIM, UNDERLINE, RED, GREEN, YELLOW, CYAN = (
+    f"\x1b[{c}m" for c in (0, 1, 2, 4, 31, 32, 33, 36)
+)
 PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
-NOTICE_STYLE = {"pass": GREEN, "fail": RED, "proxy": PROXY, "empty": RED, "uncited": DIM}
-LEVEL_STYLE = {3: PROXY, 2: "\x1b[33m", 1: "\x1b[2;33m"}  # strong, support, weak
+NOTICE_STYLE = {
+    **{"pass": GREEN, "check": YELLOW, "fail": RED},
+    **{"proxy": PROXY, "empty": RED, "uncited": DIM},
+}
+LEVEL_STYLE = {3: PROXY, 2: YELLOW, 1: "\x1b[2;33m"}  # strong, support, weak
+BAR_LEGEND = "the passage that supports the answer; a longer bar is stronger"
+NO_BREAK = "\u00a0"  # a space textwrap does not break at
 
 
 def use_color(stream: IO[str] | None = None) -> bool:
@@ -64,7 +70,8 @@ def render_terminal(
     for sentence in answer.sentences:
         marks = "".join(f"[{n}]" for n in sentence.citations)
         if sentence.disputed:
-            marks += f"[{DISPUTED_MARK}{', '.join(map(str, sentence.disputed))}]"
+            disputed = f"{DISPUTED_MARK}{', '.join(map(str, sentence.disputed))}"
+            marks += f"[{disputed.replace(' ', NO_BREAK)}]"  # never wrapped apart
         parts = [(re.sub(r"\s+", " ", clean(p)), bad) for p, bad in unsupported_pieces(sentence)]
         text = "".join(style(UNDERLINE + RED, p) if bad else p for p, bad in parts)
         note = sentence_note(sentence)
@@ -76,7 +83,7 @@ def render_terminal(
     text = " ".join(pieces) if pieces else _one_line(answer.answer)
     out += textwrap.wrap(f"{style(BOLD, 'Answer:')} {text}", cols, break_long_words=False)
     for kind, line in notices(answer):  # a verdict or proxy notice: one line, never wrapped
-        one = kind in ("pass", "fail", "proxy")
+        one = kind in ("pass", "check", "fail", "proxy")
         lines = [("! " if kind == "proxy" else "") + line] if one else textwrap.wrap(line, cols)
         out += ["", *(style(NOTICE_STYLE[kind], part) for part in lines)]
     if answer.sources:
@@ -100,5 +107,5 @@ def render_terminal(
                 pads = [label] + [" " * len(label)] * (len(body) - 1)
                 out += [indent + pad + style(tint, line) for pad, line in zip(pads, body)]
     if has_highlights(answer):  # words only: the figures are in to_dict() for developers
-        out += ["", style(DIM, f"bar: {LEGEND_TEXT}")]
+        out += ["", style(DIM, f"bar: {BAR_LEGEND}")]
     return "\n".join(out) + "\n"

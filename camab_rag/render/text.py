@@ -136,7 +136,7 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     absent = [w for w in facts if w not in misread]
     misread = [w for w in misread if w.lower() not in ("yes", "no")] or misread
-    spans = [s.text.strip() for s in getattr(report, "unsupported_spans", None) or []]
+    spans = [w for s in getattr(report, "unsupported_spans", None) or [] if (w := _trimmed(s.text))]
     doubts = [f"the sources disagree on {_quoted(rivals)} (which one is current?)"] * bool(rivals)
     doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
     doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
@@ -145,6 +145,16 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     if not doubts and (least := _least_explained(report)):
         doubts.append(f"the sources explain this sentence least: {_quoted([least])}")
     return doubts
+
+
+def _trimmed(span: str) -> str:
+    """``span`` without the small words at its ends ("single" of "and a single")."""
+    words = span.split()
+    while words and words[0].lower().strip(".,;:!?") in STOPWORDS:
+        words.pop(0)
+    while words and words[-1].lower().strip(".,;:!?") in STOPWORDS:
+        words.pop()
+    return " ".join(words)
 
 
 def _least_explained(report: Any, most: int = 80) -> str | None:
@@ -238,15 +248,16 @@ WITHHELD = "The answer was withheld: the sources do not support it"
 
 def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     """The lines every renderer shows under the answer, each with its kind (``"pass"``,
-    ``"fail"``, ``"proxy"``, ``"empty"``, ``"uncited"``), unsafe characters replaced."""
+    ``"check"`` for an uncertain verdict, ``"fail"``, ``"proxy"``, ``"empty"``,
+    ``"uncited"``), unsafe characters replaced."""
     found: list[tuple[str, str]] = []
     verdict = verdict_text(answer.groundedness)
     if answer.withheld:  # the fallback is shown: the verdict was on the answer it replaced
         found.append(("fail", WITHHELD))
     elif verdict is not None:
         abstained = getattr(answer.groundedness, "abstained", False)
-        ok = verdict_name(answer.groundedness) == "supported" or bool(abstained)
-        found.append(("pass" if ok else "fail", verdict))
+        name = "supported" if abstained else verdict_name(answer.groundedness)
+        found.append(({"supported": "pass", "uncertain": "check"}.get(str(name), "fail"), verdict))
     by = answer.scored_by
     if by is not None and by.proxy:
         proxy = f"Attributed by a proxy model ({by.model}), not by the model that wrote the answer"
@@ -279,5 +290,5 @@ def sentence_note(sentence: CitedSentence) -> str | None:
     if sentence.supported is not False:
         return None
     words = [piece for piece, flagged in unsupported_pieces(sentence) if flagged]
-    quoted = ", ".join(f'"{" ".join(w.split())}"' for w in words if w.strip())
+    quoted = _quoted(" ".join(w.split()) for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
