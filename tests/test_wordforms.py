@@ -1485,15 +1485,44 @@ def test_a_place_the_answer_shares_with_a_stale_page_does_not_hide_the_rival():
     current = "Tim Berners-Lee invented the World Wide Web in 1989 while working at CERN."
     stale = "An outdated 1993 magazine claimed that the World Wide Web was invented in 1991 at MIT."
     pages = ContextWords.of([current, stale], "When was the Web invented?")
-    for answer, value in [
-        ("The World Wide Web was invented in 1991 at MIT.", "1991"),
-        ("The World Wide Web was invented at MIT in Boston in 1991.", "1991"),
-        ("The World Wide Web was invented in 1989 at CERN.", "1989"),  # disputed either way
+    for answer, values in [  # the place too: the pages disagree on it
+        ("The World Wide Web was invented in 1991 at MIT.", ["1991", "MIT"]),
+        ("The World Wide Web was invented at MIT in Boston in 1991.", ["1991", "MIT"]),
+        ("The World Wide Web was invented in 1989 at CERN.", ["1989", "CERN"]),  # either way
     ]:
-        assert [answer[a:b] for a, b in rival_spans(answer, pages)] == [value]
+        assert [answer[a:b] for a, b in rival_spans(answer, pages)] == values
     # a name that is the answer's subject, not a value after a preposition, still counts
     own = "Tim Berners-Lee invented the World Wide Web in 1989 at CERN."
     assert rival_spans(own, pages) == []
     # a name the question asks about is its subject too
     asked = ContextWords.of([current, stale], "When was the Web invented at MIT?")
     assert rival_spans("The World Wide Web was invented in 1991 at MIT.", asked) == []
+
+
+def test_a_place_a_stale_page_states_in_the_same_words_is_disputed():
+    """Review 56: "Cambridge, Massachusetts." (a 2016 press kit's headquarters) rendered
+    "Supported by the sources" beside the 2024 profile's "headquarters are in Boulder":
+    only numbers had rivals. A clause of another text stating every word the holding
+    clause shares with the answer and question, and another name, rivals a name."""
+    profile = "Quillon Labs builds sensors. Its headquarters are in Boulder, Colorado."
+    stale = "Quillon Labs was founded in 1991. Its headquarters are in Cambridge, Massachusetts."
+    shop = "Quill & Ink Stationery has its headquarters in Portland."
+    pages = ContextWords.of([profile, stale, shop], "Where are Quillon Labs' headquarters?")
+    for answer in ("Cambridge, Massachusetts.", "It is headquartered in Cambridge, Massachusetts."):
+        found = [answer[a:b] for a, b in rival_spans(answer, pages)]
+        assert found == ["Cambridge, Massachusetts"]  # one place
+    assert rival_spans("Boulder, Colorado.", pages) == [(0, 17)]
+    # the same name in both, or a name no other text's clause frames alike: no rival
+    founders = ContextWords.of(
+        ["Dr. Elena Marsh founded Quillon Labs in 1994.", "Elena Marsh founded it in 1991."],
+        "Who founded Quillon Labs?",
+    )
+    assert rival_spans("Dr. Elena Marsh founded it.", founders) == []
+    faq = ContextWords.of([profile, "Sensors ship from the warehouse in Denver."], "From where?")
+    assert rival_spans("Sensors ship from the warehouse in Denver.", faq) == []
+    # a clause of the subject with a name in another place ("Gustave Eiffel" as designer)
+    tower = ContextWords.of(
+        ["The Eiffel Tower is in Paris.", "Gustave Eiffel's company designed the tower."],
+        "Where is the tower and who designed it?",
+    )
+    assert rival_spans("It stands in Paris.", tower) == []

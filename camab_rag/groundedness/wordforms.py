@@ -521,6 +521,10 @@ class Sentence:
     negates: bool = False
     amounts: frozenset[tuple[str, str]] = frozenset()
     """Its numbers with their units (``("1", "month")``; ``("1", "april")`` of "1 April")."""
+    names: frozenset[str] = frozenset()
+    """The forms of the names it states (capitalised words not opening its sentence)."""
+    slots: frozenset[tuple[str, str]] = frozenset()
+    """Each run of names with the word before it (``("in", "boulder")``), by its first."""
 
     def states(self, value: str, unit: str = "") -> bool:
         """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
@@ -715,6 +719,12 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         first = found[0][2] if found else ""
         head = previous if first in _PRONOUNS else frozenset()
         negated = any(w in NEGATIONS for _, _, w, _ in found) or bool(_NEGATED.search(sentence))
+        named = _names(sentence, found[1:])
+        slots = frozenset(
+            (found[k - 1][2], found[k][3])
+            for k in range(1, len(found))
+            if found[k][3] in named and found[k - 1][3] not in named
+        )
         for part in filter(str.strip, _clauses(sentence)):  # "but cannot": one negates
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             said = frozenset(_stated(part)) | _days(part)
@@ -722,10 +732,29 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             derived = _also(part) - held
             parts = (doc, derived, held - said, negates)
             amounts = frozenset((q.value, q.unit) for _, q in quantities(part))
-            out.append(Sentence(held | head | derived, negated, held, *parts, amounts))
+            placed = frozenset(slot for slot in slots if slot[1] in said)
+            out.append(
+                Sentence(
+                    held | head | derived, negated, held, *parts, amounts, named & said, placed
+                )
+            )
             head |= frozenset(f for f in held if not is_number(f))
         previous = frozenset(f for f in own if not is_number(f))
     return out
+
+
+def _names(text: str, found: Sequence[_Word]) -> frozenset[str]:
+    """The forms of the capitalised words of ``found`` in ``text``: names, no number, day
+    or small word."""
+    return frozenset(
+        f
+        for start, _, w, f in found
+        if f
+        and text[start].isupper()
+        and w not in STOPWORDS
+        and not _is_value(f)
+        and f not in CALENDAR
+    )
 
 
 def _kind(unit: str) -> str:
@@ -915,7 +944,69 @@ def rivals(text: str, context: Collection[str]) -> list[tuple[tuple[int, int], f
                 if against:
                     found_rivals.append((_written(text, s_start + start, s_start + end), against))
                     break
+        found_rivals += _name_rivals(part, s_start, found, subject, content, context)
     return found_rivals
+
+
+def _name_rivals(
+    part: str,
+    s_start: int,
+    found: Sequence[_Word],
+    subject: frozenset[str],
+    content: set[str],
+    context: ContextWords,
+) -> list[tuple[tuple[int, int], frozenset[int]]]:
+    """:func:`rivals` for the names of ``part`` the question does not hold, one run of
+    them ("Cambridge, Massachusetts") at a time: a clause of another text (as much of the
+    question's subject) stating every other word a holding clause shares with the answer
+    and question (its other names too; the clause sharing most) and another name after
+    the word the run follows there ("in Boulder", "in Cambridge") rivals the run."""
+    stated = frozenset().union(*(c.names for c in context.sentences))
+    opening = _names(part, found[:1]) & stated  # a first word is a name the context names
+    names = (_names(part, found[1:]) | opening) - context.asked
+    out: list[tuple[tuple[int, int], frozenset[int]]] = []
+    for run in _runs(part, found, names):
+        forms_of = frozenset(found[k][3] for k in run)
+        frame_words = (subject | context.asked | names) - forms_of - _VALUE_VERBS
+        holding = [c for c in context.sentences if forms_of <= c.own]
+        holders = {c.doc for c in holding}
+        frames = [(held, (held.own - forms_of) & frame_words) for held in holding]
+        most = max((len(frame) for _, frame in frames), default=0)
+        known = content | context.asked | names
+        against = {  # by the clauses the answer is closest to: those framing it most
+            c.doc
+            for held, frame in frames
+            if frame and len(frame) == most
+            for c in context.sentences
+            if c.doc not in holders
+            and frame <= c.own
+            and _asked_by(context, c.doc) >= _asked_by(context, held.doc)
+            and any(  # another name in the run's place: after the word it follows there
+                before == word and name not in known
+                for word, first in held.slots
+                if first in forms_of
+                for before, name in c.slots
+            )
+        }
+        if against:
+            out.append(
+                ((s_start + found[run[0]][0], s_start + found[run[-1]][1]), frozenset(against))
+            )
+    return out
+
+
+def _runs(part: str, found: Sequence[_Word], names: frozenset[str]) -> list[list[int]]:
+    """The runs of ``found``'s indices whose forms are ``names``, apart only by spaces,
+    commas, full stops or hyphens ("Dr. Elena Marsh", "Cambridge, Massachusetts")."""
+    runs: list[list[int]] = []
+    for k, (start, _, _, value) in enumerate(found):
+        if value not in names:
+            continue
+        if runs and runs[-1][-1] == k - 1 and not part[found[k - 1][1] : start].strip(" ,.-"):
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return runs
 
 
 _SLOT_WORDS = frozenset(["at", "in", "from", "by", "near"])
