@@ -126,6 +126,7 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     data = json.loads(json.dumps(cited.to_dict()))
     assert data["sentences"][0]["disputed"] == [2]
     assert data["sources"][1]["disputes"] == ["30"]
+    assert data["sources"][1]["support"] == "disputes the answer"  # review 56: no support word
     summary = document_summary(result, 3)
     assert summary[1]["disputes"] == ["30"] and summary[0]["disputes"] == []
     assert summary[0]["supporting_sentences"] == [ANSWER]

@@ -1526,3 +1526,18 @@ def test_a_place_a_stale_page_states_in_the_same_words_is_disputed():
         "Where is the tower and who designed it?",
     )
     assert rival_spans("It stands in Paris.", tower) == []
+
+
+def test_a_bare_year_reads_the_question_in_its_inflected_form():
+    """Review 56: the bare "2006." (a 2008 brochure's opening year) was "Supported by the
+    sources" beside the 2024 guide's 2019, while "It opened in 2006." was disputed: the
+    question's "open" did not find the clauses' "opened"."""
+    pages = ContextWords.of(
+        [
+            "The Marlow Maritime Museum is in Bristol. It opened in its present building in 2019.",
+            "The Marlow Maritime Museum is in Plymouth. It opened in its building in 2006.",
+        ],
+        "When did the museum open?",
+    )
+    for answer, year in (("2006.", "2006"), ("2019", "2019"), ("It opened in 2006.", "2006")):
+        assert [answer[a:b] for a, b in rival_spans(answer, pages)] == [year], answer

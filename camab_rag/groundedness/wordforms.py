@@ -918,7 +918,7 @@ def rivals(text: str, context: Collection[str]) -> list[tuple[tuple[int, int], f
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
         if not subject - _VALUE_VERBS:  # "£60.", "It costs £60.": the question's subject
-            subject |= context.asked
+            subject |= _asked_forms(context)  # "opened" for "When did it open?"
         whole = _rivals_near(subject, context)
         bare = subject - _slot_names(part, found, context.asked)  # "1991" of "1991 at MIT"
         unslotted = _rivals_near(bare, context) if bare and bare != subject else []
@@ -946,6 +946,13 @@ def rivals(text: str, context: Collection[str]) -> list[tuple[tuple[int, int], f
                     break
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
     return found_rivals
+
+
+def _asked_forms(context: ContextWords) -> frozenset[str]:
+    """The question's subject forms with the context's forms they stand for (:func:`holds`)."""
+    every = frozenset().union(*(c.forms for c in context.sentences))
+    asked = context.asked
+    return asked | frozenset(f for f in every if any(holds(w, (f,)) for w in asked))
 
 
 def _name_rivals(

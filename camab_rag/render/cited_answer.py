@@ -151,8 +151,9 @@ def _plain(value: Any) -> Any:
         data["label"] = value.label
     if isinstance(value, CitedSentence):
         data["support"] = [support_words(score) for score in value.scores]
-    elif isinstance(value, Source):
-        data["support"] = support_words(value.support)
+    elif isinstance(value, Source):  # a source that only disputes supports nothing
+        shown = value.highlights or not value.disputes
+        data["support"] = support_words(value.support) if shown else "disputes the answer"
     elif not isinstance(value, CitationRule):
         data["support"] = support_words(value.score)
     return data
