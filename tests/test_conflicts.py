@@ -121,6 +121,7 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     assert 'class="camab-marker camab-disputed"' in html and ">[disputed by 2]</a>" in html
     assert "disagrees with the answer on \u201c30\u201d" in html  # the tooltip
     shown = [markdown, html] + [cited.to_terminal(color=color) for color in (False, True)]
+    assert "[disputed\u00a0by\u00a02]" in shown[2]  # the terminal never wraps it apart
     shown = [s.replace("\\", "").replace("\u00a0", " ") for s in shown]  # the terminal's: unbroken
     assert all("[disputed by 2]" in s and "\u2260" not in s for s in shown)
     data = json.loads(json.dumps(cited.to_dict()))

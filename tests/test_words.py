@@ -265,6 +265,11 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
     # of an invention alike); a misread value says so, its "Yes" left out; all are said
     named = verdict_text(report((), spans=[SimpleNamespace(text=" free ")]))
     assert named == "Check this answer: the sources do not say \u201cfree\u201d"
+    # review 56: a span's small words at its ends are not quoted; one of them alone is not
+    edges = [SimpleNamespace(text="and a single"), SimpleNamespace(text=" the ")]
+    assert verdict_text(report((), spans=edges)) == (
+        "Check this answer: the sources do not say \u201csingle\u201d"
+    )
     misread = verdict_text(report(("Yes", "open"), misread=("Yes", "open")))
     assert misread == "Check this answer: the sources say something else about \u201copen\u201d"
     # review 17: a stale price did not hide an invented clause ("free towels")

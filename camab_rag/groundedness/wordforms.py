@@ -971,6 +971,7 @@ def _name_rivals(
     stated = frozenset().union(*(c.names for c in context.sentences))
     opening = _names(part, found[:1]) & stated  # a first word is a name the context names
     names = (_names(part, found[1:]) | opening) - context.asked
+    known = content | context.asked | names  # a rival name is none of these
     out: list[tuple[tuple[int, int], frozenset[int]]] = []
     for run in _runs(part, found, names):
         forms_of = frozenset(found[k][3] for k in run)
@@ -979,7 +980,6 @@ def _name_rivals(
         holders = {c.doc for c in holding}
         frames = [(held, (held.own - forms_of) & frame_words) for held in holding]
         most = max((len(frame) for _, frame in frames), default=0)
-        known = content | context.asked | names
         against = {  # by the clauses the answer is closest to: those framing it most
             c.doc
             for held, frame in frames

@@ -30,8 +30,12 @@ RESET, BOLD, DIM, UNDERLINE, RED, GREEN, YELLOW, CYAN = (
 )
 PROXY = "\x1b[1;30;43m"  # black on yellow: hard to miss
 NOTICE_STYLE = {
-    **{"pass": GREEN, "check": YELLOW, "fail": RED},
-    **{"proxy": PROXY, "empty": RED, "uncited": DIM},
+    "pass": GREEN,
+    "check": YELLOW,
+    "fail": RED,
+    "proxy": PROXY,
+    "empty": RED,
+    "uncited": DIM,
 }
 LEVEL_STYLE = {3: PROXY, 2: YELLOW, 1: "\x1b[2;33m"}  # strong, support, weak
 BAR_LEGEND = "the passage that supports the answer; a longer bar is stronger"
