@@ -14,7 +14,7 @@ from camab_rag.methods.auto import (
     _Switches,
     budget_rule,
 )
-from camab_rag.methods.base import lasso_scores
+from camab_rag.methods.base import lasso_cv_scores, lasso_scores
 from camab_rag.methods.baselines import ContextCite
 from camab_rag.methods.registry import method_from_config
 
@@ -107,14 +107,19 @@ def test_above_the_cut_auto_keeps_one_fit_per_level():
 
 
 def test_the_random_halves_ask_for_contextcites_subsets_on_one_level():
-    halves = Auto._variant(design="random_halves")
-    ours = run(halves, budget=16)
+    """``auto``'s halves are ContextCite's subsets, read with a cross-validated LASSO
+    (with ``halves_fit="lasso"``, ContextCite's own fit)."""
+    ours = run(Auto._variant(design="random_halves"), budget=16)
+    fixed = run(Auto._variant(design="random_halves", halves_fit="lasso"), budget=16)
     theirs = attribute_fn(
         planted, N, budget=16, method="contextcite", settings=AttributionSettings(seed=5)
     )
     assert not ours.method_config.get("hierarchical")
     np.testing.assert_array_equal(ours.masks, theirs.masks)
-    np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
+    np.testing.assert_allclose(fixed.scores, theirs.scores, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.scores, lasso_cv_scores(theirs.masks, theirs.rewards), atol=1e-12
+    )
 
 
 RULE = _Switches(joint_fit_below=1.0, one_document_halves_below=2.0)
@@ -159,6 +164,7 @@ def test_the_halves_read_with_lasso_are_contextcite_on_one_document() -> None:
         planted, N, budget=16, method="contextcite", settings=AttributionSettings(seed=5)
     )
     assert ours.method_config["design"] == "random_halves"
+    assert ours.method_config["halves_fit"] == "lasso"  # too few rows to cross-validate
     np.testing.assert_allclose(ours.scores, theirs.scores, atol=1e-12)
     above = attribute_fn(
         planted, N, budget=48, method=rule, groups=[0] * N, settings=AttributionSettings(seed=5)
@@ -248,16 +254,17 @@ def test_an_unlikely_answer_takes_the_halves_over_several_documents(
 
 def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halves():
     """One call on the full context first; for an unlikely answer the halves take the rest
-    of the budget (no call more) and LASSO reads them with it; else the run's hierarchical
-    design reuses that call."""
+    of the budget (no call more) and a cross-validated LASSO reads them with it; else the
+    run's hierarchical design reuses that call."""
     ours = attribute_fn(unlikely, N, budget=64, groups=GROUPS, settings=AttributionSettings(seed=5))
     assert ours.n_queries == 64 and ours.masks.shape == (64, N)
     assert ours.masks[0].all() and ours.method_config["design"] == "random_halves"
-    assert ours.method_config["estimator"] == "lasso"  # what reads the halves
+    assert ours.method_config["halves_fit"] == "lasso_cv"  # what reads the halves
     assert ours.method_config["full_reward"] == pytest.approx(ours.rewards[0]) == -2.2
     halves = ContextCite().sampler(N, 63, np.random.default_rng(5)).next_masks()
     np.testing.assert_array_equal(ours.masks[1:], halves)
-    np.testing.assert_allclose(ours.scores, lasso_scores(ours.masks, ours.rewards), atol=1e-12)
+    np.testing.assert_allclose(ours.scores, lasso_cv_scores(ours.masks, ours.rewards), atol=1e-12)
+    assert not np.allclose(ours.scores, lasso_scores(ours.masks, ours.rewards), atol=1e-3)
     refit = method_from_config(ours.method, ours.method_config)
     np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
     assert sorted(np.argsort(-ours.scores)[:6].tolist()) == np.flatnonzero(WEIGHTS).tolist()
@@ -265,6 +272,7 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     likely = run(budget=64)
     assert likely.n_queries == 64 and likely.method_config["hierarchical"]
     assert likely.method_config["design"] == "adaptive"
+    assert "halves_fit" not in likely.method_config  # no halves fitted
     assert likely.method_config["full_reward"] == pytest.approx(-0.2)
     below = attribute_fn(
         unlikely, N, budget=40, groups=GROUPS, settings=AttributionSettings(seed=5)
@@ -289,6 +297,18 @@ def test_the_unlikely_answer_floor_is_a_switch_the_config_keeps():
     refit = method_from_config(ours.method, ours.method_config)
     np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
     assert isinstance(refit, Auto) and refit.reads_full_reward(40, 32, 10)
+
+
+def test_a_config_stored_before_the_halves_fit_was_a_switch_refits_with_lasso():
+    """Runs stored before the halves were read with a cross-validated LASSO carry no
+    ``halves_fit``; they were read with ContextCite's LASSO, and refit so."""
+    ours = attribute_fn(unlikely, N, budget=64, groups=GROUPS, settings=AttributionSettings(seed=5))
+    old = {k: v for k, v in ours.method_config.items() if k != "halves_fit"}
+    refit = method_from_config(ours.method, old)
+    np.testing.assert_allclose(
+        refit.fit(ours.masks, ours.rewards), lasso_scores(ours.masks, ours.rewards), atol=1e-12
+    )
+    assert method_from_config("auto", {}) == Auto()  # a partial config: what runs now
 
 
 def test_only_the_default_reward_is_read_against_the_cut():

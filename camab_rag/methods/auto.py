@@ -3,8 +3,9 @@
 unit left out once, then CAMAB's Thompson draws read with a flat-intercept posterior; on
 one document's sentences, LASSO or ContextCite's random halves; over several documents for
 an answer the model would not give itself (unlikely at the full context, e.g. another
-model's through a proxy), the random halves from ``N + 1`` and 64 calls; under few calls a unit,
-the answer's lexical scores as a prior. The rule is :func:`budget_rule`."""
+model's through a proxy), the random halves from ``N + 1`` and 64 calls, read with a
+cross-validated LASSO; under few calls a unit, the answer's lexical scores as a prior. The
+rule is :func:`budget_rule`."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from camab_rag.methods.base import (
     Sampler,
     every_subset_fits,
     flat_intercept_posterior_mean,
+    lasso_cv_scores,
     lasso_scores,
     leave_one_out_rows,
 )
@@ -48,6 +50,7 @@ UNLIKELY_HALVES_MIN_CALLS = 64
 _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "lasso"),
+    "halves_fit": ("lasso", "lasso_cv"),
 }
 
 
@@ -111,6 +114,7 @@ class _Switches:
     one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
     unlikely_halves_from: float = UNLIKELY_HALVES_FROM
     unlikely_halves_min_calls: int = UNLIKELY_HALVES_MIN_CALLS
+    halves_fit: str = "lasso_cv"  # how the random halves are read ("lasso": ContextCite's)
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -140,8 +144,8 @@ def budget_rule(
     """``auto``'s design for one run: on one document the random halves under a cut of
     calls per unit, else LASSO; over several, one joint fit under a cut, and the random
     halves for an answer the model finds unlikely (``full_reward``, the mean log-prob at
-    the full context) from a cut; the lexical prior under a cut on one document, over
-    several only for a short answer."""
+    the full context) from a cut, read with a cross-validated LASSO; the lexical prior
+    under a cut on one document, over several only for a short answer."""
     units = n_segments + 1  # the cuts are in calls per unit
     if (
         full_reward is not None
@@ -152,8 +156,8 @@ def budget_rule(
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
     cut = switches.lexical_prior_below if n_docs <= 1 else SHORT_LEXICAL_BELOW
     switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
-    if n_docs <= 1 and budget < switches.one_document_halves_below * units:
-        return replace(switches, design="random_halves", estimator="lasso")
+    if n_docs <= 1 and budget < switches.one_document_halves_below * units:  # a few rows:
+        return replace(switches, design="random_halves", estimator="lasso", halves_fit="lasso")
     enumerated = every_subset_fits(n_segments, budget)
     if n_docs <= 1 and not enumerated and budget >= switches.one_document_lasso_from * units:
         return replace(switches, estimator="lasso")
@@ -308,8 +312,11 @@ class Auto(Method):
                 raise InputError(f"{n} lexical scores for {masks.shape[1]} segments")
             prior = FreePrior(np.array(self._lexical), noise_variance=self.noise_variance)
             return prior.fit_many(masks, rewards, seed)
+        columns = np.asarray(rewards).T
+        if self.fixed_design and self._switches.halves_fit == "lasso_cv":
+            return np.stack([lasso_cv_scores(masks, column) for column in columns])
         if self.fixed_design or self._switches.estimator == "lasso":  # the halves: LASSO
-            return np.stack([lasso_scores(masks, column) for column in np.asarray(rewards).T])
+            return np.stack([lasso_scores(masks, column) for column in columns])
         return flat_intercept_posterior_mean(
             masks, rewards, noise_variance=self.noise_variance, prior_variance=self.prior_variance
         )
@@ -317,6 +324,8 @@ class Auto(Method):
     def config(self) -> dict[str, Any]:
         config = asdict(self)
         config.update(config.pop("_switches"))  # flat, as stored results hold them
+        if not self.fixed_design:  # no halves fitted: nothing to say how
+            config.pop("halves_fit")
         lexical = config.pop("_lexical")
         config.pop("_answer_words")
         full = config.pop("_full_reward")

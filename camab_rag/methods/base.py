@@ -140,15 +140,81 @@ def lasso(x: FloatArray, y: FloatArray, alpha: float) -> FloatArray:
     return weights
 
 
+def _standardised(x: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Columns' means and scales (a constant column keeps scale 1: it carries no signal,
+    as scikit-learn's StandardScaler)."""
+    scale = x.std(axis=0)
+    scale[scale == 0.0] = 1.0
+    return x.mean(axis=0), scale
+
+
 def lasso_scores(masks: Masks, rewards: FloatArray, alpha: float = 0.01) -> FloatArray:
     """ContextCite's fit: LASSO on standardised features, mapped back to their scale."""
     x = masks.astype(float)
     if x.shape[0] == 0:
         return np.zeros(x.shape[1])
-    scale = x.std(axis=0)
-    scale[scale == 0.0] = 1.0  # constant columns carry no signal (as StandardScaler)
-    coefficients = lasso((x - x.mean(axis=0)) / scale, rewards - rewards.mean(), alpha)
+    mean, scale = _standardised(x)
+    coefficients = lasso((x - mean) / scale, rewards - rewards.mean(), alpha)
     return np.asarray(coefficients / scale, dtype=float)
+
+
+CV_FOLDS = 5  # scikit-learn's LassoCV default
+CV_ALPHAS = 16  # penalties tried, evenly on a log scale under the smallest that keeps
+CV_ALPHA_RANGE = 1e-3  # every weight zero, down to this share of it (LassoCV's eps)
+_PATH_STEPS = 500  # FISTA steps per fold (every penalty at once)
+
+
+def _lasso_path(x: FloatArray, y: FloatArray, alphas: FloatArray) -> FloatArray:
+    """LASSO weights at every penalty at once, ``(N, len(alphas))``, by FISTA on centred
+    data: approximate, for choosing a penalty only."""
+    m, n = x.shape
+    gram, xty = x.T @ x / m, x.T @ y / m
+    step = float(np.linalg.eigvalsh(gram)[-1]) if n else 0.0
+    weights = np.zeros((n, alphas.size))
+    if step <= 0.0:
+        return weights
+    ahead, t = weights.copy(), 1.0
+    for _ in range(_PATH_STEPS):
+        moved = ahead - (gram @ ahead - xty[:, None]) / step
+        new = np.sign(moved) * np.maximum(np.abs(moved) - alphas / step, 0.0)
+        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        ahead = new + (t - 1.0) / t_next * (new - weights)
+        weights, t = new, t_next
+    return weights
+
+
+def lasso_cv_scores(masks: Masks, rewards: FloatArray) -> FloatArray:
+    """:func:`lasso_scores` with its penalty chosen by ``CV_FOLDS``-fold cross-validation
+    on the run's own rows, fold ``i % CV_FOLDS`` holding row ``i`` (leave-one-out under
+    ``CV_FOLDS`` rows; no label and no seed, so a stored run refits the same). ContextCite's
+    fixed penalty suits neither every number of rows nor every reward scale (BENCHMARKS.md,
+    issue 51: 'random halves, cross-validated LASSO' beside 'random halves, LASSO'). The
+    penalty that zeroes every weight is not a candidate (it ranks nothing); under 3 rows
+    the fixed penalty stands. The search costs about ``CV_FOLDS * 500`` products of an
+    ``N x N`` matrix: 0.05 s at 64 rows of 60 segments, seconds from a few hundred."""
+    x = masks.astype(float)
+    y = np.asarray(rewards, dtype=float)
+    m, n = x.shape
+    if m < 3 or n == 0:
+        return lasso_scores(masks, y)
+    mean, scale = _standardised(x)
+    centred = y - y.mean()
+    largest = float(np.abs(((x - mean) / scale).T @ centred).max()) / m
+    if largest == 0.0:
+        return np.zeros(n)
+    # not ``largest`` itself: a fit that scores every segment zero ranks nothing
+    alphas = largest * np.logspace(0.0, np.log10(CV_ALPHA_RANGE), CV_ALPHAS + 1)[1:]
+    folds = np.arange(m) % min(CV_FOLDS, m)
+    errors = np.zeros(alphas.size)
+    for fold in np.unique(folds):
+        train, test = folds != fold, folds == fold
+        mu, sc = _standardised(x[train])
+        level = y[train].mean()
+        weights = _lasso_path((x[train] - mu) / sc, y[train] - level, alphas)
+        predicted = (x[test] - mu) / sc @ weights + level
+        errors += ((predicted - y[test][:, None]) ** 2).sum(axis=0)
+    best = float(alphas[int(np.argmin(errors))])
+    return np.asarray(lasso((x - mean) / scale, centred, best) / scale, dtype=float)
 
 
 def flat_intercept_posterior_mean(

@@ -52,6 +52,8 @@ def method_from_config(name: str, config: dict[str, Any]) -> Method:
     for key, now in _RETIRED.items():  # removed options: harmless at what runs now
         if options.pop(key, now) != now:
             raise InputError(f"method_config holds {key!r}, removed in 0.x (CHANGELOG): drop it")
+    if name == "auto" and "design" in options:  # stored before the halves' fit was a switch
+        options.setdefault("halves_fit", "lasso")
     if name == "prior":  # a free model's prior: its weights are in the config
         return FreePrior(**options)
     method = Auto._variant(**options) if name == "auto" else get_method(name, **options)
