@@ -253,6 +253,18 @@ def candidate_tests(tables: dict[str, list[Cells]]) -> tuple[bool, bool, str]:
     return raised, kept, words
 
 
+NOT_YET = (
+    "these tests were first read in session 47, when the halves were read with "
+    "ContextCite's fixed penalty, and it failed (b); it passes now that they are read with "
+    "the cross-validated LASSO (session 57), a second reading of the same rows. At this "
+    "budget it would change what the citations benchmark measures ('The answer is X.' "
+    "attributed with the defaults), whose stored rows were priced under the switch from "
+    f"{BEFORE[0]} calls; it ships once those rows are re-priced under it and the "
+    "citation targets still hold"
+)
+"""Why a candidate that passes its tests does not ship yet (issue 51)."""
+
+
 def default_headlines(tables: dict[str, list[Cells]]) -> list[list[str]]:
     """BENCHMARKS.md's rows: ``auto`` as it ships at the default budget, LDS on Bernoulli ½,
     per file of :data:`~benchmarks.bench_lds.HEADLINE_STEMS` (with its short answers),
@@ -317,6 +329,8 @@ def default_section(tables: dict[str, list[Cells]]) -> str:
         f"{UNLIKELY_HALVES_FROM} calls a unit"
     )
     ships = raised and kept and bool(titles)
+    if ships and SHIPPED != CANDIDATE:
+        verdict += f" for now: {NOT_YET}"
     tested = (
         f"The switch for an unlikely answer from {calls} calls and {cut} calls a unit, "
         "fixed before any row was read at this budget, ships only if it passes three tests: "

@@ -101,10 +101,16 @@ from camab_rag.methods.registry import method_from_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
-HALVES = {"design": "random_halves"}
+HALVES = {"design": "random_halves", "halves_fit": "lasso"}
+AUTO_HALVES = "halves-lasso-cv"
+"""The random halves as ``auto``'s switch for an unlikely answer reads them."""
 FREE: dict[str, tuple[str, dict[str, Any]]] = {
     "halves-flat": ("random halves, flat-intercept posterior", HALVES),  # re-fitted
     "halves-lasso": ("random halves, LASSO", HALVES),
+    AUTO_HALVES: (
+        "random halves, cross-validated LASSO (how auto's switch reads them)",
+        {"design": "random_halves", "halves_fit": "lasso_cv"},
+    ),
     "documents-first": (
         "adaptive design, each document left out once when D + 1 calls fit",
         {"document_opening": True},
@@ -764,12 +770,12 @@ def _full(case: Case) -> float:
 def _unlikely_key(
     case: Case, budget: int, cut_nats: float, cut: float, floor: int = UNLIKELY_HALVES_MIN_CALLS
 ) -> tuple[str, str]:
-    """Over several documents: the random halves read with LASSO for an answer under
-    ``-cut_nats`` a token at the full context, from ``cut * (N + 1)`` calls and ``floor``
-    calls on, else ``auto`` without that switch."""
+    """Over several documents: the random halves read as ``auto`` reads them
+    (:data:`AUTO_HALVES`) for an answer under ``-cut_nats`` a token at the full context,
+    from ``cut * (N + 1)`` calls and ``floor`` calls on, else ``auto`` without that switch."""
     least = max(cut * (case.n + 1), floor)
     use = _full(case) < -cut_nats and budget >= least
-    return ("halves-lasso" if use else LIKELY, str(budget))
+    return (AUTO_HALVES if use else LIKELY, str(budget))
 
 
 def _likelihoods(every: Part) -> str:
@@ -945,7 +951,7 @@ def _unlikely(case: Case) -> bool:
 def _fires(case: Case) -> bool:
     """Whether the shipped switch hands the example the halves at :data:`SHIPPED_FLOOR`."""
     key = _unlikely_key(case, SHIPPED_FLOOR, *SHIPPED_UNLIKELY)
-    return key[0] == "halves-lasso"
+    return key[0] == AUTO_HALVES
 
 
 def split_table(every: Part, peer: str = "contextcite") -> tuple[str, str]:
@@ -988,7 +994,7 @@ def split_table(every: Part, peer: str = "contextcite") -> tuple[str, str]:
     fired, *others = within.values()
     if fired[1] and fired[0] == fired[1] and any(k < n for k, n in others):
         words += (
-            " Where the switch fires, `auto` reads ContextCite's own halves and keeps up; "
+            " Where the switch fires, `auto` reads ContextCite's own subsets and keeps up; "
             "what it trails by at this budget sits in the answers it leaves on its "
             "adaptive design."
         )
@@ -1209,7 +1215,7 @@ def signal_table(every: Part) -> tuple[str, str]:
             leads: list[float] = []
             seen: list[dict[str, float]] = []
             for case, cells in zip(found, table):
-                halves, ours = cells.get(("halves-lasso", str(b))), cells.get((LIKELY, str(b)))
+                halves, ours = cells.get((AUTO_HALVES, str(b))), cells.get((LIKELY, str(b)))
                 signals = _signals(case) if _n_docs(case) > 1 and halves and ours else None
                 if signals is None or halves is None or ours is None:
                     continue
@@ -1774,7 +1780,9 @@ def report_command(args: argparse.Namespace) -> None:
         "answers are as short as the gold spans, and the halves lose on them. Its "
         "likelihood does. The median mean log-prob a token at the full context, per file "
         f"(several documents): {_likelihoods(every)}. Over several documents, "
-        "the random halves read with LASSO for an answer under -L nats a token at the full "
+        "the random halves read as `auto` reads them (a LASSO whose penalty is chosen by "
+        "5-fold cross-validation on the run's own rows; ContextCite's fixed penalty until "
+        "session 57) for an answer under -L nats a token at the full "
         "context (rows; inf: never) from ``c * (N + 1)`` calls on (columns: at least one "
         "call a unit, so LASSO reads as many rows as units) and from "
         f"{UNLIKELY_HALVES_MIN_CALLS} calls (of these budgets, {SHIPPED_FLOOR} only; this "

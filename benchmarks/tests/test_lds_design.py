@@ -196,7 +196,8 @@ def halves_part(found: list[Case], halves: float) -> dict[str, tuple[list[Case],
         cells: Cells = {}
         for b in (8, 16, 32, 64):
             cells[(lds_design.LIKELY, str(b))] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
-            cells[("halves-lasso", str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
+            for key in ("halves-lasso", lds_design.AUTO_HALVES):  # ContextCite's fit, auto's
+                cells[(key, str(b))] = {"lds_bernoulli": halves, "lds_keep": halves}
             cells[("contextcite", str(b))] = {"lds_bernoulli": 0.4, "lds_keep": 0.4}
         table.append(cells)
     return {"f": (found, table)}
@@ -225,13 +226,13 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     random halves from ``c * (N + 1)`` calls on; chosen as the words sweep is."""
     given, own = short_case(40, 10, "u1", 3), short_case(40, 10, "u2", 3)
     given.record["full_logprob"], own.record["full_logprob"] = -2.0, -0.2
-    assert lds_design._unlikely_key(given, 64, 1.5, 1.0) == ("halves-lasso", "64")
+    assert lds_design._unlikely_key(given, 64, 1.5, 1.0) == (lds_design.AUTO_HALVES, "64")
     assert lds_design._unlikely_key(given, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")
     assert lds_design._unlikely_key(own, 64, 0.25, 0.25) == (lds_design.LIKELY, "64")
     small = short_case(10, 3, "u3", 3)
     small.record["full_logprob"] = -2.0
     assert lds_design._unlikely_key(small, 40, 1.5, 1.0) == (lds_design.LIKELY, "40")  # < 64
-    assert lds_design._unlikely_key(small, 64, 1.5, 1.0) == ("halves-lasso", "64")
+    assert lds_design._unlikely_key(small, 64, 1.5, 1.0) == (lds_design.AUTO_HALVES, "64")
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
         return halves_part([given, own], halves)
@@ -265,7 +266,7 @@ def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands(
     # below 64 calls the halves gain on Bernoulli ½ and miss keep 1-4, which auto meets
     trade = halves_part([given], 0.9)
     for b in ("16", "32"):
-        trade["f"][1][0][("halves-lasso", b)] = {"lds_bernoulli": 1.0, "lds_keep": 0.3}
+        trade["f"][1][0][(lds_design.AUTO_HALVES, b)] = {"lds_bernoulli": 1.0, "lds_keep": 0.3}
     table, best = lds_design.floor_table(trade, win, lose)
     assert best[0] == (16, 0.25) and best[3] == (64, 0.25)
     assert table.splitlines()[2].endswith("| 0.675 | 0.800 | 0.200 | 2 / 0 / 6 | 2 |")
@@ -311,7 +312,10 @@ def test_the_signal_table_correlates_each_signal_with_the_halves_lead_within_a_f
         for b in ("32", "64"):
             cells[(lds_design.LIKELY, b)] = {"lds_bernoulli": 0.5, "lds_keep": 0.5}
             lead = 0.01 * i if b == "32" else -0.01 * i
-            cells[("halves-lasso", b)] = {"lds_bernoulli": 0.5 + lead, "lds_keep": 0.5 + lead}
+            cells[(lds_design.AUTO_HALVES, b)] = {
+                "lds_bernoulli": 0.5 + lead,
+                "lds_keep": 0.5 + lead,
+            }
         table.append(cells)
     signals = {
         c.id: {"full": -float(i), "gain": float(i), "drop": 1.0} for i, c in enumerate(found)
@@ -698,7 +702,7 @@ def test_the_split_table_groups_the_examples_by_what_the_switch_does_with_them()
         "Cells (file and sample) whose mean gap at 64 calls is within 0.02 of "
         "ContextCite-style or above, per group: the switch fires: 2 of 2; unlikely, N + 1 "
         "past its cut: 1 of 2; likely: the adaptive design: 1 of 2. Where the switch fires, "
-        "`auto` reads ContextCite's own halves and keeps up; what it trails by at this "
+        "`auto` reads ContextCite's own subsets and keeps up; what it trails by at this "
         "budget sits in the answers it leaves on its adaptive design."
     )
     table[0][("auto", "64")]["lds_bernoulli"] = 0.5  # it trails where the switch fires too

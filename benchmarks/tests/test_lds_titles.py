@@ -138,8 +138,14 @@ def test_the_candidate_gives_no_verdict_where_it_switches_no_row() -> None:
     assert words.endswith("changes no row's LDS in either placement: no answer here is unlikely.")
     moved = same | {("a", "text"): (0.5, 0.6, 0.5)}
     words = lds_titles._candidate_words(rows, moved)
-    assert "moves `auto`'s LDS by +0.050 ± " in words and words.endswith("it passes this check.")
+    assert "moves `auto`'s LDS by +0.050 ± " in words and "it passes this check." in words
     assert "from 32 calls and 0.25 calls a unit" in words
+    assert words.endswith(
+        "it waits on the re-pricing the candidate at 40 waits on "
+        "('The library's default budget' below)."
+    )  # passing, not shipped
+    fails = lds_titles._candidate_words(rows, same | {("a", "text"): (0.5, 0.4, 0.5)})
+    assert fails.endswith("it fails this check (it had to gain in the text and on both).")
 
 
 def test_the_candidate_is_read_against_the_switch_as_it_was() -> None:
