@@ -265,6 +265,18 @@ NOT_YET = (
 """Why a candidate that passes its tests does not ship yet (issue 51)."""
 
 
+def _verdict(passes: bool, shipped: bool) -> str:
+    """What ships at the default budget: the candidate (``shipped``), or the switch as it
+    ships, and why a candidate that ``passes`` does not ship yet (:data:`NOT_YET`)."""
+    if shipped:
+        return f"`auto` ships the switch from {CANDIDATE[0]} calls"
+    said = (
+        f"`auto` ships it from {UNLIKELY_HALVES_MIN_CALLS} calls and "
+        f"{UNLIKELY_HALVES_FROM} calls a unit"
+    )
+    return said + (f" for now: {NOT_YET}" if passes else "")
+
+
 def default_headlines(tables: dict[str, list[Cells]]) -> list[list[str]]:
     """BENCHMARKS.md's rows: ``auto`` as it ships at the default budget, LDS on Bernoulli ½,
     per file of :data:`~benchmarks.bench_lds.HEADLINE_STEMS` (with its short answers),
@@ -322,15 +334,8 @@ def default_section(tables: dict[str, list[Cells]]) -> str:
         True: "(c) The titles rows at this budget ('Where a title stands' above): passed.",
         False: "(c) The titles rows at this budget ('Where a title stands' above): failed.",
     }[titles]
-    verdict = (
-        f"`auto` ships the switch from {calls} calls"
-        if SHIPPED == CANDIDATE
-        else f"`auto` ships it from {UNLIKELY_HALVES_MIN_CALLS} calls and "
-        f"{UNLIKELY_HALVES_FROM} calls a unit"
-    )
     ships = raised and kept and bool(titles)
-    if ships and SHIPPED != CANDIDATE:
-        verdict += f" for now: {NOT_YET}"
+    verdict = _verdict(ships, SHIPPED == CANDIDATE)
     tested = (
         f"The switch for an unlikely answer from {calls} calls and {cut} calls a unit, "
         "fixed before any row was read at this budget, ships only if it passes three tests: "

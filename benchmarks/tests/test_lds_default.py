@@ -113,3 +113,15 @@ def test_the_rows_where_the_free_ranking_leads_are_named() -> None:
     low = [cells(0.10, 0.61, 0.62), cells(0.14, 0.65, 0.66)]  # lexical 0.2 and 0.1 here
     words = free_ahead({"gold": low})
     assert "ahead of `auto` on: gold LDS, Bernoulli ½. Gold AUROC asks" in words
+
+
+def test_a_candidate_that_passes_but_is_not_shipped_says_why() -> None:
+    """A passing candidate the library does not ship says what it waits on; a failing one
+    and a shipped one say nothing of it."""
+    waits = lds_default._verdict(True, False)
+    assert waits.startswith("`auto` ships it from 64 calls and 1.0 calls a unit for now: ")
+    assert waits.endswith(lds_default.NOT_YET) and "re-priced" in lds_default.NOT_YET
+    assert (
+        lds_default._verdict(False, False) == "`auto` ships it from 64 calls and 1.0 calls a unit"
+    )
+    assert lds_default._verdict(True, True) == "`auto` ships the switch from 40 calls"
