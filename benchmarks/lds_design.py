@@ -109,7 +109,7 @@ FREE: dict[str, tuple[str, dict[str, Any]]] = {
     "halves-lasso": ("random halves, LASSO", HALVES),
     AUTO_HALVES: (
         "random halves, cross-validated LASSO (how auto's switch reads them)",
-        {"design": "random_halves", "halves_fit": "lasso_cv"},
+        {**HALVES, "halves_fit": "lasso_cv"},
     ),
     "documents-first": (
         "adaptive design, each document left out once when D + 1 calls fit",

@@ -213,8 +213,7 @@ def lasso_cv_scores(masks: Masks, rewards: FloatArray) -> FloatArray:
         weights = _lasso_path((x[train] - mu) / sc, y[train] - level, alphas)
         predicted = (x[test] - mu) / sc @ weights + level
         errors += ((predicted - y[test][:, None]) ** 2).sum(axis=0)
-    best = float(alphas[int(np.argmin(errors))])
-    return np.asarray(lasso((x - mean) / scale, centred, best) / scale, dtype=float)
+    return lasso_scores(masks, y, float(alphas[int(np.argmin(errors))]))
 
 
 def flat_intercept_posterior_mean(
