@@ -155,9 +155,10 @@ MORE_TESTS = {40: " It had two more tests to pass: 'The library's default budget
 """What a candidate needs beside this check, per budget (none: this check is its rule)."""
 WAITS = {
     32: (
-        " A floor under 40 calls moves the default budget (40 calls) too, where the "
-        "citations benchmark measures the defaults: it waits on the re-pricing the candidate "
-        "at 40 waits on ('The library's default budget' below)."
+        " A floor under 40 calls moves the default budget's rule (40 calls) again, where "
+        "the citations benchmark measures the defaults: it waits on that benchmark's rows "
+        "re-priced under it, as the switch from 40 calls did ('The library's default "
+        "budget' below)."
     )
 }
 """Why a candidate that passes this check does not ship yet, per budget."""

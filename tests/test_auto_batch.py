@@ -147,10 +147,12 @@ def test_auto_picks_q_from_the_scorer_and_records_it() -> None:
     assert result.method_config["hierarchical"] is True
     assert result.method_config["stage1_calls"] == 7
     assert result.n_queries == 40
-    # the openings (the 6 documents left out once + the full context, then the 24
-    # sentences of the refined documents left out once) come as the scorer's 8 at a time
-    # (progress every few calls), then the 9 Thompson draws that the budget leaves, 2 a round
-    assert scorer.batches == [7, 8, 8, 8, 2, 2, 2, 2, 1]
+    # the full context first (its reward picks the design from 40 calls), then the
+    # openings (the 6 documents left out once, then the 24 sentences of the refined
+    # documents left out once) come as the scorer's 8 at a time (progress every few
+    # calls), then the 9 Thompson draws that the budget leaves, 2 a round
+    assert result.method_config["design"] == "adaptive" and "full_reward" in result.method_config
+    assert scorer.batches == [1, 6, 8, 8, 8, 2, 2, 2, 2, 1]
 
 
 def test_q1_scorers_make_one_call_per_thompson_round() -> None:
@@ -160,7 +162,8 @@ def test_q1_scorers_make_one_call_per_thompson_round() -> None:
         assert result.n_queries == 40
     sizes = ParallelScorer(1)
     run(sizes)
-    assert sizes.batches == [4, 3] + [4] * 6 + [1] * 9  # openings 4 calls at a time
+    # the full context first, then the openings 4 calls at a time
+    assert sizes.batches == [1, 4, 2] + [4] * 6 + [1] * 9
 
 
 def test_q1_runs_are_the_runs_before_the_change() -> None:
@@ -179,10 +182,10 @@ def test_an_explicit_batch_size_wins(explicit: int) -> None:
     result = run(scorer, batch_size=explicit)
     assert result.method_config["batch_size"] == explicit
     assert result.n_queries == 40
-    assert scorer.batches[:8] == [4, 3] + [4] * 6  # the openings, 4 at a time
+    assert scorer.batches[:9] == [1, 4, 2] + [4] * 6  # the full context, the openings
     # the Thompson rounds, as the scorer's 4 at a time when a round is larger
-    assert max(scorer.batches[8:]) == min(explicit, 4)
-    assert sum(scorer.batches[8:]) == 9
+    assert max(scorer.batches[9:]) == min(explicit, 4)
+    assert sum(scorer.batches[9:]) == 9
     instance = run(ParallelScorer(4), method=Auto(batch_size=explicit))
     assert instance.method_config["batch_size"] == explicit
 
@@ -322,7 +325,8 @@ def test_an_answer_the_sources_never_state_gets_the_halves_in_the_same_calls() -
     """Through ``attribute`` at 64 calls: an answer none of whose words the context holds
     (-3 nats a token at the full context, as another model's might be) takes ContextCite's
     random halves after the full context, in the same 64 calls; the scorer's batches are
-    the full context, then the halves 8 at a time. At 40 calls (under 64) nothing moves."""
+    the full context, then the halves 8 at a time; the same from 40 calls (the default).
+    Under 40 calls nothing moves."""
     scorer = ParallelScorer(8)
     settings = AttributionSettings().with_changes(budget=64)
     answer = "Rembrandt sketched Haarlem."
@@ -331,8 +335,18 @@ def test_an_answer_the_sources_never_state_gets_the_halves_in_the_same_calls() -
     assert result.method_config["design"] == "random_halves"
     assert not result.method_config.get("hierarchical")
     assert scorer.batches == [1] + [8] * 7 + [7]
+    default = ParallelScorer(8)
+    at_40 = attribute(
+        "Who was the artist?",
+        documents(),
+        answer,
+        default,
+        settings=settings.with_changes(budget=40),
+    )
+    assert at_40.method_config["design"] == "random_halves"
+    assert default.batches == [1] + [8] * 4 + [7]
     fewer = ParallelScorer(8)
     below = attribute(
-        "Who was the artist?", documents(), answer, fewer, settings=settings.with_changes(budget=40)
+        "Who was the artist?", documents(), answer, fewer, settings=settings.with_changes(budget=39)
     )
     assert below.method_config["hierarchical"] and fewer.batches[0] == 7

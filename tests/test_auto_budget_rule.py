@@ -235,8 +235,10 @@ def unlikely(mask: np.ndarray) -> float:
     ("full", "n_segments", "budget", "n_docs", "design"),
     [
         (-2.2, 40, 64, 10, "random_halves"),  # N + 1 calls and 64: the halves
-        (-2.2, 40, 41, 10, "adaptive"),  # under 64 calls
-        (-2.2, 70, 64, 10, "adaptive"),  # under N + 1 calls
+        (-2.2, 70, 40, 10, "random_halves"),  # (N + 1) / 2 calls and 40: the halves
+        (-2.2, 40, 39, 10, "adaptive"),  # under 40 calls
+        (-2.2, 80, 40, 10, "adaptive"),  # under (N + 1) / 2 calls
+        (-2.2, 130, 64, 10, "adaptive"),  # under (N + 1) / 2 calls
         (-1.4, 40, 64, 10, "adaptive"),  # likely enough: the model's own answer
         (None, 40, 64, 10, "adaptive"),  # not read
         (-2.2, 40, 64, 40, "adaptive"),  # one segment a document
@@ -247,8 +249,8 @@ def test_an_unlikely_answer_takes_the_halves_over_several_documents(
     full, n_segments, budget, n_docs, design
 ):
     assert budget_rule(_Switches(), n_segments, budget, n_docs, None, full).design == design
-    assert UNLIKELY_ANSWER == -1.5 and UNLIKELY_HALVES_FROM == 1.0
-    assert UNLIKELY_HALVES_MIN_CALLS == 64
+    assert UNLIKELY_ANSWER == -1.5 and UNLIKELY_HALVES_FROM == 0.5
+    assert UNLIKELY_HALVES_MIN_CALLS == 40
     assert budget_rule(_Switches(), 40, 64, 1, None, -2.2).estimator == "lasso"  # one document
 
 
@@ -274,11 +276,16 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     assert likely.method_config["design"] == "adaptive"
     assert "halves_fit" not in likely.method_config  # no halves fitted
     assert likely.method_config["full_reward"] == pytest.approx(-0.2)
-    below = attribute_fn(
+    default = attribute_fn(
         unlikely, N, budget=40, groups=GROUPS, settings=AttributionSettings(seed=5)
     )
-    assert below.method_config["hierarchical"] and below.n_queries <= 40
-    assert "full_reward" not in below.method_config  # not read under 64 calls
+    assert default.n_queries == 40 and default.method_config["design"] == "random_halves"
+    assert default.method_config["halves_fit"] == "lasso_cv"
+    below = attribute_fn(
+        unlikely, N, budget=39, groups=GROUPS, settings=AttributionSettings(seed=5)
+    )
+    assert below.method_config["hierarchical"] and below.n_queries <= 39
+    assert "full_reward" not in below.method_config  # not read under 40 calls
 
 
 def test_the_unlikely_answer_floor_is_a_switch_the_config_keeps():

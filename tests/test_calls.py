@@ -288,10 +288,10 @@ def _stage2_rows(result: AttributionResult, groups: np.ndarray) -> np.ndarray:
 
 
 def test_the_sentence_level_opens_with_each_refined_sentence_left_out_once():
-    value, groups, _ = planted_documents(3)
-    result = attribute_fn(value, 40, budget=40, groups=groups, settings=AttributionSettings(seed=3))
+    value, groups, _ = planted_documents(3)  # -1.51 at the full context: unlikely from 40 calls
+    result = attribute_fn(value, 40, budget=39, groups=groups, settings=AttributionSettings(seed=3))
     stage1 = result.method_config["stage1_calls"]
-    assert result.method_config["hierarchical"] and 2 <= stage1 < 40
+    assert result.method_config["hierarchical"] and 2 <= stage1 < 39
     rows = _stage2_rows(result, groups)
     removed = (~rows).sum(axis=1)
     refined = int(np.unique(groups[(~rows).any(axis=0)]).size * 4)

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import bench_lds, lds_design
+from benchmarks import bench_lds, lds_design, lds_titles
 from benchmarks.bench_lds import Case
 from benchmarks.lds_design import KEYS, Rule, _arrays, _objective, shipped_rule
+from benchmarks.lds_titles import BEFORE
 from camab_rag.methods.auto import TWO_DRAWS_FROM
 
 
@@ -231,8 +232,8 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert lds_design._unlikely_key(own, 64, 0.25, 0.25) == (lds_design.LIKELY, "64")
     small = short_case(10, 3, "u3", 3)
     small.record["full_logprob"] = -2.0
-    assert lds_design._unlikely_key(small, 40, 1.5, 1.0) == (lds_design.LIKELY, "40")  # < 64
-    assert lds_design._unlikely_key(small, 64, 1.5, 1.0) == (lds_design.AUTO_HALVES, "64")
+    assert lds_design._unlikely_key(small, 32, 1.5, 1.0) == (lds_design.LIKELY, "32")  # < 40
+    assert lds_design._unlikely_key(small, 40, 1.5, 1.0) == (lds_design.AUTO_HALVES, "40")
 
     def part(halves: float) -> dict[str, tuple[list[Case], list[Cells]]]:
         return halves_part([given, own], halves)
@@ -241,7 +242,7 @@ def test_an_unlikely_answer_takes_the_halves_only_when_the_dev_rows_say_so() -> 
     assert better == (0.25, 1.0) and table.startswith("| L | 1.0 |")  # one call a unit
     _, worse = lds_design.unlikely_halves_sweep(part(0.1), part(0.1))
     assert worse == (math.inf, math.inf)
-    assert lds_design.SHIPPED_UNLIKELY == (1.5, 1.0) and lds_design.SHIPPED_FLOOR == 64
+    assert lds_design.SHIPPED_UNLIKELY == (1.5, 0.5) and lds_design.SHIPPED_FLOOR == 64
 
 
 def test_a_stem_names_its_short_answer_shape_and_a_dotted_model_name_stays_whole() -> None:
@@ -274,8 +275,8 @@ def test_the_floor_table_reads_each_floor_on_three_parts_and_says_why_it_stands(
     assert words.startswith(": the dev rows score highest at (16, 0.25), which misses a dev cell")
     assert "the dev rows choose (64, 0.25), the shipped floor;" in words
     assert words.endswith("the files outside the search at (64, 0.25)")
-    same = lds_design._floor_verdict([(64, 1.0)] * 4)
-    assert "choose (64, 1.0), the shipped rule as these budgets read it;" in same
+    same = lds_design._floor_verdict([(64, 0.5)] * 4)  # 40 calls act as 64 on these budgets
+    assert "choose (64, 0.5), the shipped rule as these budgets read it;" in same
 
 
 def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_loses() -> None:
@@ -290,7 +291,7 @@ def test_the_floor_moves_only_where_the_dev_choice_wins_on_more_files_than_it_lo
         "| b | -0.200 | -0.200 | +0.000 |",
     ]
     assert words == (
-        "From 16 to under 64 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
+        "From 16 to under 40 calls, the dev rows' (16, 0.5) raises the two target samples on 1 "
         "of 2 files (a) and lowers them on 1, and lowers remove 2-5 on 0: the floor stays."
     )
     assert lds_design.floor_moves({"a": win}, (16, 0.5))[1].endswith(
@@ -427,6 +428,7 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", path)
     monkeypatch.setattr(lds_design, "SHIPPED_FROM", 2)  # the last two rows: auto as it ships
+    monkeypatch.setattr(lds_design, "CV_FROM", 3)  # the last row read its halves as auto does
     rows = [r.split(" | ")[:2] for r in lds_design.heldout_table().splitlines()[2:]]
     assert rows == [["| 8", "4"], ["| 16", "4"], ["| 32", "2"], ["| 64", "1"]]
     last = lds_design.heldout_table().splitlines()
@@ -439,12 +441,11 @@ def test_the_held_out_check_counts_rows_per_budget(tmp_path: Any, monkeypatch: A
 def test_the_check_keeps_a_row_only_where_the_switch_it_ran_reads_as_it_ships(
     tmp_path: Any, monkeypatch: Any
 ) -> None:
-    """The rows were priced with the switch from 64 calls and N + 1; were it to ship from 40
-    and (N + 1) / 2 (a candidate that did not), at 64 calls a row over 64-127 sentences may
-    have run another design, so it would leave the 'as it ships' column; under 40 calls and
-    at 64 over fewer it stays. With the switch as it ships, every row stays."""
-    assert all(lds_design._ships_alike(n, b) for n in (40, 67, 127) for b in (32, 40, 64))
-    monkeypatch.setattr(lds_design, "SHIPPED", (40, 0.5))
+    """The rows were priced with the switch from 64 calls and N + 1; it ships from 40 and
+    (N + 1) / 2, so at 64 calls a row over 64-127 sentences may have run another design and
+    leaves the 'as it ships' column; under 40 calls and at 64 over fewer it stays. Were the
+    switch to ship as the rows ran, every row would stay."""
+    assert lds_titles.SHIPPED == (40, 0.5)
     assert lds_design._ships_alike(40, 64) and lds_design._ships_alike(67, 32)
     assert not lds_design._ships_alike(67, 64) and not lds_design._ships_alike(127, 64)
     assert lds_design._ships_alike(128, 64)  # under (N + 1) / 2 calls: neither reads it
@@ -454,6 +455,27 @@ def test_the_check_keeps_a_row_only_where_the_switch_it_ran_reads_as_it_ships(
     monkeypatch.setattr(lds_design, "HELD_OUT_CHECK", path)
     monkeypatch.setattr(lds_design, "SHIPPED_FROM", 0)
     assert lds_design.heldout_table().splitlines()[-1].split(" | ")[5] == "2: 0.100 ± 0.000"
+    monkeypatch.setattr(lds_design, "SHIPPED", BEFORE)
+    assert all(lds_design._ships_alike(n, b) for n in (40, 67, 127) for b in (32, 40, 64))
+
+
+def test_the_check_keeps_a_halves_row_only_once_they_were_read_as_auto_reads_them(
+    monkeypatch: Any,
+) -> None:
+    """A row that took the random halves before :data:`CV_FROM` read them with a fixed
+    penalty: it leaves the 'as it ships' column at that budget; adaptive rows and later
+    halves rows stay."""
+    rows: list[dict[str, Any]] = [
+        {"n": 40, "lds": {"auto@64": 0.9, "contextcite@64": 0.4}, "designs": {"auto@64": d}}
+        for d in ("random_halves", "adaptive", "random_halves")
+    ]
+    monkeypatch.setattr(lds_design, "SHIPPED_FROM", 0)
+    monkeypatch.setattr(lds_design, "CV_FROM", 2)
+    assert lds_design._shipped_gaps(rows, 64) == [0.5, 0.5]  # rows 2 and 3
+    rows[0]["lds"]["auto@64"] = 0.0
+    assert lds_design._shipped_gaps(rows, 64) == [0.5, 0.5]  # the stale row does not count
+    monkeypatch.setattr(lds_design, "CV_FROM", 0)
+    assert lds_design._shipped_gaps(rows, 64) == [-0.4, 0.5, 0.5]
 
 
 def test_the_pooled_check_reads_shipped_rows_and_the_titles_text_rows(
@@ -678,7 +700,7 @@ def test_the_split_table_groups_the_examples_by_what_the_switch_does_with_them()
     """At the shipped floor, over several documents: examples the switch fires on, unlikely
     ones over too many units for it, likely ones; ``auto`` beside ContextCite-style and the
     paired gap on the two target samples, and each group's count of cells within 0.02."""
-    fired, wide, likely = case(40, 10, "s1"), case(80, 10, "s2"), case(40, 10, "s3")
+    fired, wide, likely = case(40, 10, "s1"), case(130, 10, "s2"), case(40, 10, "s3")
     one = case(20, 1, "s4")  # one document: left out
     for found, full in ((fired, -2.0), (wide, -2.0), (likely, -0.5), (one, -2.0)):
         found.record["full_logprob"] = full

@@ -141,8 +141,8 @@ def test_the_candidate_gives_no_verdict_where_it_switches_no_row() -> None:
     assert "moves `auto`'s LDS by +0.050 ± " in words and "it passes this check." in words
     assert "from 32 calls and 0.25 calls a unit" in words
     assert words.endswith(
-        "it waits on the re-pricing the candidate at 40 waits on "
-        "('The library's default budget' below)."
+        "it waits on that benchmark's rows re-priced under it, as the switch from 40 calls "
+        "did ('The library's default budget' below)."
     )  # passing, not shipped
     fails = lds_titles._candidate_words(rows, same | {("a", "text"): (0.5, 0.4, 0.5)})
     assert fails.endswith("it fails this check (it had to gain in the text and on both).")
