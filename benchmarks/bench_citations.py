@@ -349,6 +349,21 @@ def _versus_lexical(ours: tuple[int, int, int, int], lexical: tuple[int, int, in
     )
 
 
+def _halves_note(items: list[Item]) -> str:
+    """A sentence on the rows ``auto`` read with the random halves, re-priced when its
+    switch for an unlikely answer reached the default budget (``""``: none)."""
+    halves = sum(r.method_config.get("design") == "random_halves" for r, *_ in items)
+    if not halves:
+        return ""
+    return (
+        f" `auto` read {halves} of the {len(items)} answers with ContextCite's random halves "
+        "(an answer the model would not give itself, from 40 calls since session 58): those "
+        "rows were re-priced under it then, so the choice below, made on their earlier "
+        "pricing (the adaptive design, kept in git history at e036e22), is read on rows it "
+        "was not made on."
+    )
+
+
 def report(model: str, n: int) -> str:
     stored = RESULTS / f"{model}_hotpotqa.jsonl"
     held, dev = stored_items(stored, dev=False), stored_items(stored, dev=True)
@@ -371,6 +386,7 @@ def report(model: str, n: int) -> str:
         f"precision is {both[1]} (**{precision_all or 'nothing cited'}**) and a distractor is "
         f"cited in {both[3]} of answers (**{distractors_all}**)."
     )
+    verdict += _halves_note(held + dev)
     short = [f"{k} {side}" for k, side in ((len(held), "held-out"), (len(dev), "dev")) if k < 30]
     verdict += f" Rows: {len(held)} held-out and {len(dev)} dev of the 30 + 30 issue 48 asks for"
     verdict += (

@@ -4,6 +4,7 @@ score counts; ties go to the first in the list (pure logic, fake rules)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -47,3 +48,16 @@ def test_a_candidate_that_misses_the_targets_on_dev_is_not_chosen(
     assert bench.choice(dev, earlier)[0] == "once"
     monkeypatch.setattr(bench, "CANDIDATES", candidates[1:])
     assert bench.choice(dev, earlier)[0] == "distractor on d"
+
+
+def test_the_report_says_how_many_answers_took_the_halves() -> None:
+    """Rows ``auto`` read with the random halves are counted and said to be re-priced;
+    none, nothing is said."""
+
+    def item(design: str) -> Any:
+        return (SimpleNamespace(method_config={"design": design}), [], set(), "")
+
+    said = bench._halves_note([item("random_halves"), item("adaptive"), item("random_halves")])
+    assert said.startswith(" `auto` read 2 of the 3 answers with ContextCite's random halves")
+    assert "re-priced" in said
+    assert bench._halves_note([item("adaptive")]) == ""
