@@ -257,13 +257,9 @@ def candidate_tests(tables: dict[str, list[Cells]]) -> tuple[bool, bool, str]:
 
 
 NOT_YET = (
-    "these tests were first read in session 47, when the halves were read with "
-    "ContextCite's fixed penalty, and it failed (b); it passes now that they are read with "
-    "the cross-validated LASSO (session 57), a second reading of the same rows. At this "
-    "budget it would change what the citations benchmark measures ('The answer is X.' "
-    "attributed with the defaults), whose stored rows were priced under the switch from "
-    f"{BEFORE[0]} calls; it ships once those rows are re-priced under it and the "
-    "citation targets still hold"
+    "at this budget it changes what the citations benchmark measures ('The answer is X.' "
+    "attributed with the defaults): it ships once that benchmark's rows where it fires are "
+    "re-priced under it and the citation targets still hold"
 )
 """Why a candidate that passes its tests does not ship yet (issue 51)."""
 
