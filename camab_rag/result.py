@@ -197,12 +197,19 @@ class AttributionResult:
         return None
 
     def posterior(self) -> GaussianLinearPosterior:
-        """CAMAB's posterior over ``[intercept, w_1..w_N]`` (``camab``, flat ``auto`` runs)."""
+        """CAMAB's posterior over ``[intercept, w_1..w_N]``, whose mean is these scores, for
+        its uncertainty (``correlation()``, ``sample()``): ``method="camab"`` runs only.
+        ``auto`` reads its scores otherwise (LASSO, a flat intercept, two levels, a prior),
+        so a CAMAB posterior on its rows would not describe them: a ``ValueError``."""
         method = method_from_config(self.method, self.method_config)
-        if isinstance(method, Auto):
-            method = method.bandit()
         if not isinstance(method, Camab):
-            kind = "a hierarchical run" if self.method_config.get("hierarchical") else "it"
+            kind = (
+                "a hierarchical run"
+                if self.method_config.get("hierarchical")
+                else "its scores are not CAMAB's posterior mean; run method='camab' for one"
+                if isinstance(method, Auto)
+                else "it"
+            )
             raise ValueError(f"method {self.method!r} has no single posterior ({kind})")
         return method.posterior_from(self.masks, self.rewards)
 

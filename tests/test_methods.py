@@ -98,6 +98,15 @@ def test_camab_scores_are_the_sequential_posterior_mean():
     np.testing.assert_allclose(np.diag(posterior.correlation()[1:, 1:]), 1.0)
 
 
+def test_auto_result_has_no_camab_posterior():
+    # auto's scores here are a LASSO fit: a CAMAB posterior on its rows has another mean.
+    reward = PlantedReward.make(10, 4, noise=0)
+    result = attribute_fn(reward, 10, budget=25, settings=AttributionSettings(seed=0))
+    assert result.method == "auto" and result.method_config["estimator"] == "lasso"
+    with pytest.raises(ValueError, match="not CAMAB's posterior mean; run method='camab'"):
+        result.posterior()
+
+
 def test_camab_subsets_are_the_positive_sampled_weights():
     # Round 1 samples from the prior N(0, I): each segment is kept with probability 1/2.
     reward = PlantedReward.make(200, 0, noise=0)
