@@ -24,7 +24,7 @@ ENTRY: str | None = None
 
 TOPICS: dict[str, tuple[str, str]] = {  # topic folder -> (title, its sections' pattern)
     "groundedness": ("Groundedness gate", r"gate|groundedness"),
-    "citations": ("Citations", r"citations"),
+    "citations": ("Citations", r"citations(-highlights)?"),
     "conflicts": ("Conflicting sources", r"conflicts"),
     "quality": ("Attribution quality per model call", r"lds|auto_design|prior"),
     "proxy": ("Proxy scorer", r"proxy"),

@@ -21,6 +21,7 @@ import numpy as np
 import camab_rag
 import camab_rag.citations as citations
 from benchmarks import argument_parser
+from benchmarks import citation_highlights as highlights
 from benchmarks._report import columns, markdown_table, publish, share
 from benchmarks.data import contains_gold, contexts, hotpot_rows, read_jsonl, resume
 from benchmarks.data import normalize_answer as normalize
@@ -477,6 +478,13 @@ def main() -> None:
     title = "Citation precision and recall (HotpotQA supporting paragraphs, SmolLM2)"
     rows = headline_rows(args.model)
     publish("citations", title, report(args.model, args.n), rows, not args.no_write)
+    stored = read_jsonl(RESULTS / f"{args.model}_hotpotqa.jsonl")
+    hotpot = {row["id"]: row for row in hotpot_rows()}
+    held = highlights.paragraphs([r for r in stored if not is_dev(r["id"])], hotpot)
+    every = highlights.paragraphs(stored, hotpot)
+    title = "Highlights inside cited sources (HotpotQA supporting sentences, SmolLM2)"
+    body, rows = highlights.section(held, every), highlights.headline_rows(every)
+    publish("citations-highlights", title, body, rows, not args.no_write)
 
 
 def headline_rows(model: str) -> list[list[str]]:
