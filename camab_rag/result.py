@@ -16,7 +16,7 @@ from camab_rag.errors import (
     InputError,
     NoContextError,
 )
-from camab_rag.methods import Auto, Camab
+from camab_rag.methods import Camab
 from camab_rag.methods.registry import method_from_config
 from camab_rag.posterior import GaussianLinearPosterior
 from camab_rag.scorers.base import ScoredBy
@@ -204,10 +204,10 @@ class AttributionResult:
         method = method_from_config(self.method, self.method_config)
         if not isinstance(method, Camab):
             kind = (
-                "a hierarchical run"
+                "its scores are not CAMAB's posterior mean; run method='camab' for one"
+                if self.method == "auto"  # flat or two levels
+                else "a hierarchical run"
                 if self.method_config.get("hierarchical")
-                else "its scores are not CAMAB's posterior mean; run method='camab' for one"
-                if isinstance(method, Auto)
                 else "it"
             )
             raise ValueError(f"method {self.method!r} has no single posterior ({kind})")

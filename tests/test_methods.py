@@ -107,6 +107,19 @@ def test_auto_result_has_no_camab_posterior():
         result.posterior()
 
 
+def test_hierarchical_auto_result_points_at_camab_for_a_posterior():
+    from fakes import KeywordScorer
+
+    from camab_rag import attribute
+
+    docs = ["Paris is the capital of France. It is big. Many people live there."]
+    docs += [f"Doc {i} is on topic {i}. It has a second sentence. And a third." for i in range(8)]
+    result = attribute("Where is Paris?", docs, "Paris is in France.", KeywordScorer(), budget=40)
+    assert result.method_config["hierarchical"] is True
+    with pytest.raises(ValueError, match="run method='camab'"):
+        result.posterior()
+
+
 def test_camab_subsets_are_the_positive_sampled_weights():
     # Round 1 samples from the prior N(0, I): each segment is kept with probability 1/2.
     reward = PlantedReward.make(200, 0, noise=0)
