@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,45 @@ class MemoScorer(BaseScorer):
         return [self.memory[k] for k in keys]
 
 
+def _auto_line(scorer: BaseScorer, record: dict[str, Any], example: Example) -> dict[str, Any]:
+    """``auto`` at :data:`BUDGET` run by the proxy alone, as a user of the default gets it,
+    with the day it was priced (``--redo-auto`` re-prices lines priced before a day)."""
+    builder = make_builder(example)
+    auto = Attributor(
+        scorer,
+        budget=BUDGET,
+        method="auto",
+        granularity=example.granularity(),
+        settings=AttributionSettings(seed=record["seed"], statements=False),
+        prompt_builder=lambda *_a, fixed=builder: fixed,
+        keep=0,
+    ).run(example.question, example.documents, record["response"])
+    return {
+        "scores": [round(float(s), 6) for s in auto.scores],
+        "cost": auto.n_queries,
+        "priced": time.strftime("%Y-%m-%d", time.gmtime()),
+    }
+
+
+def _redo_auto(args: argparse.Namespace, proxy: Any, records: list[dict[str, Any]]) -> None:
+    """Re-price the ``auto`` of the stored lines of ``records`` priced before
+    ``args.redo_auto`` (a day, YYYY-MM-DD; unrecorded: before any), in place and in order,
+    the file rewritten after each line so a kill loses one line at most."""
+    out = OUT / f"{args.results}.{PROXY}.jsonl"
+    lines = read_results(out)
+    examples = examples_by_id(records)
+    chosen = {r["id"]: r for r in records}
+    for line in lines:
+        record = chosen.get(line["id"])
+        if record is None or line["auto"].get("priced", "") >= args.redo_auto:
+            continue
+        line["auto"] = _auto_line(MemoScorer(proxy), record, examples[line["id"]])
+        staged = out.with_suffix(".jsonl.part")
+        staged.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        staged.replace(out)
+        print(f"{line['id']}: auto re-priced, {line['auto']['cost']} calls", flush=True)
+
+
 def run(args: argparse.Namespace) -> None:
     from camab_rag.scorers import TransformersScorer
 
@@ -69,6 +109,9 @@ def run(args: argparse.Namespace) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     done = {line["id"] for line in read_results(out)}
     proxy = TransformersScorer(PROXY, batch_size=1, num_threads=args.threads)
+    if args.redo_auto:
+        _redo_auto(args, proxy, records)
+        return
     for record in records:
         if record["id"] in done:
             continue
@@ -82,25 +125,18 @@ def run(args: argparse.Namespace) -> None:
         rewards = {bits: mean_logprob(s.logprobs) for bits, s in zip(wanted, scored)}
         everything = builder.build(np.ones(example.n_segments, bool))
         full = scorer.score([ScoreRequest(everything, response)])
-        auto = Attributor(
-            scorer,
-            budget=BUDGET,
-            method="auto",
-            granularity=example.granularity(),
-            settings=AttributionSettings(seed=record["seed"], statements=False),
-            prompt_builder=lambda *_a, fixed=builder: fixed,
-            keep=0,
-        ).run(example.question, example.documents, response)
         line = {
             "id": record["id"],
             "proxy": PROXY,
             "full_logprob": round(mean_logprob(full[0].logprobs), 6),
             "response_tokens": int(full[0].logprobs.size),
             "rewards": {bits: round(v, 6) for bits, v in rewards.items()},
-            "auto": {"scores": [round(float(s), 6) for s in auto.scores], "cost": auto.n_queries},
+            "auto": _auto_line(scorer, record, example),
         }
         append_record(out, line)
-        print(f"{record['id']}: {len(wanted)} subsets, auto {auto.n_queries} calls", flush=True)
+        print(
+            f"{record['id']}: {len(wanted)} subsets, auto {line['auto']['cost']} calls", flush=True
+        )
 
 
 # ---------------------------------------------------------------------- report
@@ -263,6 +299,12 @@ def main() -> None:
     run_parser.add_argument("--offset", type=int, default=0)
     run_parser.add_argument("--n", type=int, default=1000)
     run_parser.add_argument("--threads", type=int, default=1)
+    run_parser.add_argument(
+        "--redo-auto",
+        metavar="DAY",
+        default="",
+        help="re-price the stored lines' auto priced before DAY (YYYY-MM-DD), in place",
+    )
     report_parser = sub.add_parser("report")
     report_parser.add_argument("--results", default="hotpotqa_qwen2.5-0.5b")
     report_parser.add_argument("--no-write", action="store_true")
