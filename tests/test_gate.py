@@ -24,6 +24,7 @@ from camab_rag.groundedness import (
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.anchors import anchor_prompts
 from camab_rag.groundedness.calibration import calibrate, shipped_examples
+from camab_rag.groundedness.filter import CHECK_FAILED_NOTICE
 from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, DEFAULT_THRESHOLD, recalibrated
 from camab_rag.groundedness.score import SCORE_NAME
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration
@@ -120,6 +121,12 @@ def test_judge_answer_blocks_without_any_attribution_and_fails_closed():
         GroundednessFilter(mode="flag").answer_steps(QUESTION, CONTEXT, " ", KeywordScorer())
     )
     assert flag.grounded is None and "answer is empty" in (flag.error or "")
+    assert not flag.blocked and flag.notice == CHECK_FAILED_NOTICE  # shown: say it is unchecked
+    assert down.notice is None  # blocked: the fallback says it
+    shown = drive(
+        GroundednessFilter(mode="flag").answer_steps(QUESTION, CONTEXT, SUPPORTED, FailingScorer())
+    )
+    assert shown.answer == SUPPORTED and shown.to_dict()["notice"] == CHECK_FAILED_NOTICE
     later = asyncio.run(adrive(gate.answer_steps(QUESTION, CONTEXT, INVENTED, KeywordScorer())))
     assert later.to_dict() == blocked.to_dict()
 

@@ -37,6 +37,8 @@ DEFAULT_FALLBACK = (
 CHECK_FAILED_FALLBACK = (
     "I could not check this answer against the retrieved documents, so I will not show it."
 )
+CHECK_FAILED_NOTICE = "Not checked: this answer could not be checked against the documents."
+"""The notice beside an answer shown though its check failed (flag mode, or ``on_error``)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,11 @@ class FilteredAnswer:
         """The words to show beside a flagged answer that is shown (``None``: none needed)."""
         from camab_rag.render.text import verdict_text  # the renderers import this module
 
-        return verdict_text(self.report) if self.flagged and not self.blocked else None
+        if not self.flagged or self.blocked:
+            return None
+        if self.report is None and self.error is not None:  # shown, never checked
+            return CHECK_FAILED_NOTICE
+        return verdict_text(self.report)
 
     def __repr__(self) -> str:
         state = "blocked" if self.blocked else ("flagged" if self.flagged else "shown")
