@@ -276,3 +276,14 @@ def test_a_document_too_long_for_the_model_is_named_with_the_fix(smollm2_scorer,
     assert "more than the model's limit 300" in message
     assert f"the longest document is context[1] ({len(docs[1]):,} characters)" in message
     assert "split long documents into chunks" in message
+
+
+def test_from_dict_names_a_malformed_result_with_a_typed_error():
+    with pytest.raises(InputError, match="no 'scores'"):
+        AttributionResult.from_dict({})
+    with pytest.raises(InputError, match="not a valid attribution result's dict: ValueError"):
+        AttributionResult.from_dict({"scores": "x"})
+    good = attribute("Q?", ["Paris is big.", "Rome is old."], "Paris", KeywordScorer(), budget=6)
+    data = good.to_dict()
+    with pytest.raises(InputError, match="not a valid attribution result's dict"):
+        AttributionResult.from_dict({**data, "masks": ["1"]})  # one unit for two segments
