@@ -122,6 +122,10 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     assert "disagrees with the answer on \u201c30\u201d" in html  # the tooltip
     shown = [markdown, html] + [cited.to_terminal(color=color) for color in (False, True)]
     assert "[disputed\u00a0by\u00a02]" in shown[2]  # the terminal never wraps it apart
+    assert "Returns within 45 days." in shown[2]  # review 59: what the disputing source says
+    long = replace(cited, sources=[*cited.sources[:1], replace(disputing, text="Stale. " * 80)])
+    said = [line for line in long.to_terminal(color=False).splitlines() if "Stale." in line]
+    assert len(said) == 3 and said[-1].endswith("[...]")  # three lines at most
     shown = [s.replace("\\", "").replace("\u00a0", " ") for s in shown]  # the terminal's: unbroken
     assert all("[disputed by 2]" in s and "\u2260" not in s for s in shown)
     data = json.loads(json.dumps(cited.to_dict()))

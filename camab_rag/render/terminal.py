@@ -41,6 +41,9 @@ LEVEL_STYLE = {3: PROXY, 2: YELLOW, 1: "\x1b[2;33m"}  # strong, support, weak
 BAR_LEGEND = "the passage that supports the answer; a longer bar is stronger"
 NO_BREAK = "\u00a0"  # a space textwrap does not break at
 
+DISPUTED_LINES = 3
+"""Lines of a disputing source's text the terminal shows (it has no highlight)."""
+
 
 def use_color(stream: IO[str] | None = None) -> bool:
     """Whether to colour output to ``stream`` (default ``sys.stdout``): a terminal, with
@@ -100,6 +103,17 @@ def render_terminal(
             if source.url:
                 out.append(indent + style(DIM, _one_line(source.url)))
             shown = shown_highlights(answer, source)
+            if source.disputes and not shown:  # what it says instead: no highlight shows it
+                said = textwrap.wrap(_one_line(source.text), cols - len(indent))
+                said = (
+                    said[:DISPUTED_LINES]
+                    if len(said) <= DISPUTED_LINES
+                    else [
+                        *said[: DISPUTED_LINES - 1],
+                        textwrap.shorten(" ".join(said[DISPUTED_LINES - 1 :]), cols - len(indent)),
+                    ]
+                )
+                out += [indent + style(DIM, line) for line in said]
             words = max((len(support_words(h.score)) for h in shown), default=0)
             for highlight in sorted(shown, key=lambda h: -h.score):
                 tint = LEVEL_STYLE[max(support_level(highlight.score), 1)]
