@@ -75,6 +75,8 @@ def test_renderers_show_words_not_thresholds_nats_or_scores(result: AttributionR
     # the figures stay in the tooltips and the JSON
     assert re.search(r'title="P\(unsupported\) \d\.\d{2}; score [+-]\d\.\d{3}', page)
     assert re.search(r'class="camab-footer" title="[a-z]+ attribution, 8 model calls;', page)
+    # a source can be cited below the support bar (it holds the sentence's numbers and names)
+    assert "(cited)" not in page
     data = cited.to_dict()
     assert data["n_queries"] == 8 and data["method"] == result.method
     assert 0.0 <= data["groundedness"]["p_unsupported"] <= 1.0

@@ -157,7 +157,7 @@ def render_html(
         calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
         detail = (
             f"{answer.method} attribution, {calls}; support scale in nats per answer token: "
-            f"strong >= {STRONG_AT:.2f}, support >= {CITE_AT:.2f} (cited), weak >= {WEAK_AT:.3f}"
+            f"strong >= {STRONG_AT:.2f}, support >= {CITE_AT:.2f}, weak >= {WEAK_AT:.3f}"
         )
         parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
     parts.append("</div>")
