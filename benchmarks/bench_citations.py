@@ -480,8 +480,8 @@ def main() -> None:
     publish("citations", title, report(args.model, args.n), rows, not args.no_write)
     stored = read_jsonl(RESULTS / f"{args.model}_hotpotqa.jsonl")
     hotpot = {row["id"]: row for row in hotpot_rows()}
-    held = highlights.paragraphs([r for r in stored if not is_dev(r["id"])], hotpot)
     every = highlights.paragraphs(stored, hotpot)
+    held = [paragraph for paragraph in every if not is_dev(paragraph[-1])]
     title = "Highlights inside cited sources (HotpotQA supporting sentences, SmolLM2)"
     body, rows = highlights.section(held, every), highlights.headline_rows(every)
     publish("citations-highlights", title, body, rows, not args.no_write)

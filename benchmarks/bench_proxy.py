@@ -79,13 +79,17 @@ def _auto_line(scorer: BaseScorer, record: dict[str, Any], example: Example) -> 
     }
 
 
-def _redo_auto(args: argparse.Namespace, proxy: Any, records: list[dict[str, Any]]) -> None:
+def _redo_auto(
+    args: argparse.Namespace,
+    proxy: Any,
+    records: list[dict[str, Any]],
+    examples: dict[str, Example],
+) -> None:
     """Re-price the ``auto`` of the stored lines of ``records`` priced before
     ``args.redo_auto`` (a day, YYYY-MM-DD; unrecorded: before any), in place and in order,
     the file rewritten after each line so a kill loses one line at most."""
     out = OUT / f"{args.results}.{PROXY}.jsonl"
     lines = read_results(out)
-    examples = examples_by_id(records)
     chosen = {r["id"]: r for r in records}
     for line in lines:
         record = chosen.get(line["id"])
@@ -110,7 +114,7 @@ def run(args: argparse.Namespace) -> None:
     done = {line["id"] for line in read_results(out)}
     proxy = TransformersScorer(PROXY, batch_size=1, num_threads=args.threads)
     if args.redo_auto:
-        _redo_auto(args, proxy, records)
+        _redo_auto(args, proxy, records, examples)
         return
     for record in records:
         if record["id"] in done:

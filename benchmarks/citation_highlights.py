@@ -10,7 +10,7 @@ Written by ``python -m benchmarks citations --replay`` beside the citation figur
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchmarks._report import markdown_table, share
 from camab_rag.citations import cite
@@ -96,28 +96,44 @@ def paragraphs(stored: Sequence[dict[str, Any]], rows: dict[str, dict[str, Any]]
     return out
 
 
-def table(found: Sequence[Any]) -> list[list[str]]:
-    """One row per rule: paragraphs, sentences marked, precision, recall, paragraphs with
-    no sentence marked."""
-    rows = []
+class Counts(NamedTuple):
+    """One rule's counts over the paragraphs: marked gold sentences, marked sentences,
+    gold sentences, paragraphs with none marked."""
+
+    hits: int
+    marked: int
+    gold: int
+    none: int
+
+    def ratio(self, of: int) -> float:
+        """``hits / of`` (-1 when nothing was counted, below any ratio)."""
+        return self.hits / of if of else -1.0
+
+
+def counts(found: Sequence[Any]) -> dict[str, Counts]:
+    """Per rule (:data:`PICKERS`), its :class:`Counts` over ``found``."""
+    out = {}
     for name, pick in PICKERS:
         marked = [
             (pick(source, sentences, asked), gold) for source, sentences, gold, asked, _ in found
         ]
-        hits = sum(len(m & g) for m, g in marked)
-        n_marked = sum(len(m) for m, _ in marked)
-        n_gold = sum(len(g) for _, g in marked)
-        rows.append(
-            [
-                name,
-                str(len(found)),
-                str(n_marked),
-                share(hits, n_marked),
-                share(hits, n_gold),
-                str(sum(not m for m, _ in marked)),
-            ]
+        out[name] = Counts(
+            sum(len(m & g) for m, g in marked),
+            sum(len(m) for m, _ in marked),
+            sum(len(g) for _, g in marked),
+            sum(not m for m, _ in marked),
         )
-    return rows
+    return out
+
+
+def table(found: Sequence[Any]) -> list[list[str]]:
+    """One row per rule: paragraphs, sentences marked, precision, recall, paragraphs with
+    no sentence marked."""
+    n = str(len(found))
+    return [
+        [name, n, str(c.marked), share(c.hits, c.marked), share(c.hits, c.gold), str(c.none)]
+        for name, c in counts(found).items()
+    ]
 
 
 HEADER = ["rule", "cited gold paragraphs", "sentences marked", "precision", "recall", "none marked"]
@@ -155,29 +171,29 @@ def verdict(found: Sequence[Any]) -> str:
     """On all rows: the zero-call rules ahead of each of ``cite()``'s readings on
     precision and recall, and how often a highlight beyond a source's strongest marks a
     gold sentence."""
-    rows = {r[0]: r for r in table(found)}
+    found_counts = counts(found)
     said = []
     for mine in (PICKERS[0][0], PICKERS[1][0]):
-        for column, what in ((3, "precision"), (4, "recall")):
+        for what in ("precision", "recall"):
             ahead = [
-                n for n, _ in PICKERS[2:] if _ratio(rows[n][column]) > _ratio(rows[mine][column])
+                n
+                for n, _ in PICKERS[2:]
+                if _measure(found_counts[n], what) > _measure(found_counts[mine], what)
             ]
             if ahead:
                 said.append(f"'{mine}' on {what}: " + " and ".join(f"'{a}'" for a in ahead))
-    every, best = rows[PICKERS[0][0]], rows[PICKERS[1][0]]
-    extra_marked = int(every[2]) - int(best[2])
-    extra_gold = _count(every[3]) - _count(best[3])
+    every, best = found_counts[PICKERS[0][0]], found_counts[PICKERS[1][0]]
     return (
         "Zero-call rules ahead of `cite()` on all rows: "
         + ("; ".join(said) if said else "none")
-        + f". Highlights beyond a source's strongest mark {extra_marked} sentences, "
-        f"{extra_gold} of them gold."
+        + f". Highlights beyond a source's strongest mark {every.marked - best.marked} "
+        f"sentences, {every.hits - best.hits} of them gold."
     )
 
 
-def _count(cell: str) -> int:
-    """The numerator of a :func:`share` cell ("0.75 (3/4)" -> 3)."""
-    return int(cell.split("(")[1].split("/")[0])
+def _measure(c: Counts, what: str) -> float:
+    """Precision or recall of one rule's counts."""
+    return c.ratio(c.marked if what == "precision" else c.gold)
 
 
 def headline_rows(found: Sequence[Any]) -> list[list[str]]:
@@ -191,9 +207,3 @@ def headline_rows(found: Sequence[Any]) -> list[list[str]]:
         name = f"highlight {what} (HotpotQA supporting sentences), all rows (smollm2)"
         out.append([name, rows[PICKERS[0][0]][column], baseline, "–"])
     return out
-
-
-def _ratio(cell: str) -> float:
-    """The value of a :func:`share` cell ("0.75 (3/4)"; "–": nothing counted)."""
-    head = cell.split()[0]
-    return float(head) if head[0].isdigit() else -1.0

@@ -250,36 +250,37 @@ class AttributionResult:
                 "results[run_id])"
             )
         try:
-            scores = np.asarray(data["scores"], dtype=float)
-            masks = [[c == "1" for c in row] for row in data.get("masks", [])]
-            support, by = data.get("token_support"), data.get("scored_by")
-            if (verdict := data.get("groundedness")) is not None:  # by name: the gate imports us
-                gate = importlib.import_module("camab_rag.groundedness.filter")
-                verdict = gate.FilteredAnswer.from_dict(verdict)
-            done = {
-                "scores": scores,
-                "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
-                "masks": np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
-                "rewards": np.asarray(data.get("rewards", []), dtype=float),
-                "statements": [
-                    StatementAttribution.from_dict(s) for s in data.get("statements", [])
-                ],
-                "conflicts": [Conflict.from_dict(c) for c in data.get("conflicts", [])],
-                "method_config": dict(data.get("method_config", {})),
-                "scored_by": ScoredBy.from_dict(by) if by else None,
-                "anchor_rewards": {
-                    str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()
-                },
-                "token_support": TokenSupport.from_dict(support) if support else None,
-                "groundedness": verdict,
-            }
-            return cls(**cast_fields(cls, data, done))
+            return cls._read(data)
+        except InputError:
+            raise
         except (TypeError, ValueError, KeyError, AttributeError) as error:
-            if isinstance(error, InputError):
-                raise
             raise InputError(
                 f"not a valid attribution result's dict: {type(error).__name__}: {error}"
             ) from error
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> AttributionResult:
+        """:meth:`from_dict`'s reading of the fields, once the dict is known to be one."""
+        scores = np.asarray(data["scores"], dtype=float)
+        masks = [[c == "1" for c in row] for row in data.get("masks", [])]
+        support, by = data.get("token_support"), data.get("scored_by")
+        if (verdict := data.get("groundedness")) is not None:  # by name: the gate imports us
+            gate = importlib.import_module("camab_rag.groundedness.filter")
+            verdict = gate.FilteredAnswer.from_dict(verdict)
+        done = {
+            "scores": scores,
+            "segments": [Segment.from_dict(s) for s in data.get("segments", [])],
+            "masks": np.asarray(masks, dtype=bool).reshape(len(masks), scores.shape[0]),
+            "rewards": np.asarray(data.get("rewards", []), dtype=float),
+            "statements": [StatementAttribution.from_dict(s) for s in data.get("statements", [])],
+            "conflicts": [Conflict.from_dict(c) for c in data.get("conflicts", [])],
+            "method_config": dict(data.get("method_config", {})),
+            "scored_by": ScoredBy.from_dict(by) if by else None,
+            "anchor_rewards": {str(k): float(v) for k, v in data.get("anchor_rewards", {}).items()},
+            "token_support": TokenSupport.from_dict(support) if support else None,
+            "groundedness": verdict,
+        }
+        return cls(**cast_fields(cls, data, done))
 
     @classmethod
     def failed(cls, error: BaseException | str, **fields: Any) -> AttributionResult:

@@ -33,7 +33,6 @@ def test_redo_auto_reprices_only_lines_priced_before_the_day(
     out = tmp_path / "run.smollm2.jsonl"
     out.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     monkeypatch.setattr(proxy, "OUT", tmp_path)
-    monkeypatch.setattr(proxy, "examples_by_id", lambda records: {r["id"]: r for r in records})
     priced: list[str] = []
 
     def fake_auto(_scorer: Any, record: dict[str, Any], _example: Any) -> dict[str, Any]:
@@ -43,7 +42,8 @@ def test_redo_auto_reprices_only_lines_priced_before_the_day(
     monkeypatch.setattr(proxy, "_auto_line", fake_auto)
     args = argparse.Namespace(results="run", redo_auto="2026-12-06")
     records = [{"id": i} for i in ("a", "b", "c")]  # "d": not among the chosen records
-    proxy._redo_auto(args, object(), records)
+    examples: dict[str, Any] = {r["id"]: r for r in records}  # read by the fake alone
+    proxy._redo_auto(args, object(), records, examples)
     assert priced == ["a", "c"]
     stored = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [x["id"] for x in stored] == ["a", "b", "c", "d"]

@@ -104,15 +104,8 @@ def render_terminal(
                 out.append(indent + style(DIM, _one_line(source.url)))
             shown = shown_highlights(answer, source)
             if source.disputes and not shown:  # what it says instead: no highlight shows it
-                said = textwrap.wrap(_one_line(source.text), cols - len(indent))
-                said = (
-                    said[:DISPUTED_LINES]
-                    if len(said) <= DISPUTED_LINES
-                    else [
-                        *said[: DISPUTED_LINES - 1],
-                        textwrap.shorten(" ".join(said[DISPUTED_LINES - 1 :]), cols - len(indent)),
-                    ]
-                )
+                width = cols - len(indent)
+                said = textwrap.wrap(_one_line(source.text), width, max_lines=DISPUTED_LINES)
                 out += [indent + style(DIM, line) for line in said]
             words = max((len(support_words(h.score)) for h in shown), default=0)
             for highlight in sorted(shown, key=lambda h: -h.score):
