@@ -40,6 +40,7 @@ from camab_rag.result import AttributionResult, FloatArray
 from camab_rag.segments import Segment, SourceDocument, to_documents
 
 SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
+NEAR_STRONGEST = 0.5  # a citing sentence's segment this share as strong as its best: shown
 
 
 def source_location(metadata: Mapping[str, Any]) -> str | None:
@@ -100,8 +101,9 @@ def cite(
     result: AttributionResult, documents: object | None = None, *, rule: CitationRule | None = None
 ) -> CitedAnswer:
     """Each answer sentence's citations and the numbered source list (in order of first
-    citation or dispute), each source with up to three supporting segments; a source
-    disputing an answer word is never shown as support, a rejected sentence cites nothing.
+    citation or dispute), each source with its strongest segments for each sentence citing
+    it (up to three); a source disputing an answer word is never shown as support, a
+    rejected sentence cites nothing.
     ``documents``: the attributed documents in order, to show full texts and titles."""
     if not isinstance(result, AttributionResult):
         raise WrongTypeError(f"cite() needs an AttributionResult, got {type(result).__name__}")
@@ -121,6 +123,7 @@ def cite(
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     citing: dict[int, list[str]] = {}  # unit index -> the sentences citing it
     lifts: dict[int, FloatArray] = {}  # unit index -> its segments' best score for them
+    readings: dict[int, list[tuple[str, FloatArray]]] = {}  # unit -> (citing sentence, scores)
     sentences: list[CitedSentence] = []
     rows = [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
     if not rows:  # one statement: the whole answer
@@ -141,12 +144,12 @@ def cite(
         for unit in chosen:
             citing.setdefault(unit, []).append(text)
             lifts[unit] = np.maximum(lifts.get(unit, per_segment), per_segment)
+            readings.setdefault(unit, []).append((text, per_segment))
         cites = [numbers[u] for u in chosen]
         shown = CitedSentence(text, start, end, cites, [float(scores[u]) for u in chosen])
         sentences.append(replace(shown, disputed=[numbers[u] for u in disputing]))
 
     doc_scores = result.document_scores
-    said = [text for text, *_ in rows]  # a passage stating otherwise any of them: no highlight
     sources: list[Source] = []
     for unit, number in numbers.items():
         doc_index = unit if by_doc else segments[unit].doc_index
@@ -159,8 +162,7 @@ def cite(
         spans = [i for i in members if segments[i].end > segments[i].start]
         lift = lifts.get(unit, answer_scores)  # for the sentences citing it
         spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and unit in citing]
-        spans = [i for i in spans if not _states_otherwise(segments[i].text, said, result)]
-        strong = sorted(spans, key=lambda i: -lift[i])[:3]  # the best three, in order
+        strong = _strongest(spans, readings.get(unit, []), segments, result.question)
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
             for i in sorted(strong, key=lambda i: segments[i].start)
@@ -181,6 +183,29 @@ def cite(
     return cited.with_groundedness(verdict) if verdict is not None else cited.pruned()
 
 
+def _strongest(
+    spans: Sequence[int],
+    readings: Sequence[tuple[str, FloatArray]],
+    segments: Sequence[Segment],
+    question: str,
+) -> list[int]:
+    """The segments to highlight in a source: for each sentence citing it, its strongest
+    segment (at least :data:`WEAK_AT`) and any at least :data:`NEAR_STRONGEST` as strong
+    (two facts of one sentence), at most three a source; never one stating otherwise a
+    word of that sentence ("Lunch is not included." under "..., lunch included"). A
+    source's weaker segments were rarely support against HotpotQA's supporting sentences
+    (BENCHMARKS.md, citations: 'Highlights inside cited sources')."""
+    read = {i: ContextWords.of([segments[i].text], question) for i in spans}
+    chosen: list[int] = []
+    for sentence, scores in readings:
+        kept = [i for i in spans if not misread_spans(sentence, read[i])]
+        kept.sort(key=lambda i: -scores[i])  # stable: the earlier segment on a tie
+        if kept and scores[kept[0]] >= WEAK_AT:
+            bar = max(WEAK_AT, NEAR_STRONGEST * scores[kept[0]])
+            chosen += [i for i in kept[:3] if scores[i] >= bar and i not in chosen]
+    return chosen[:3]
+
+
 def _best_passage(owner: Sequence[int], scores: FloatArray, n_units: int) -> FloatArray:
     """Each document's support for a sentence: its best passage's score (0 when it has
     none). Summed over its passages, a long unrelated document's small lifts added up to
@@ -188,13 +213,6 @@ def _best_passage(owner: Sequence[int], scores: FloatArray, n_units: int) -> Flo
     best = np.full(n_units, -np.inf)
     np.maximum.at(best, np.asarray(owner, dtype=np.int64), np.asarray(scores, dtype=float))
     return np.where(np.isfinite(best), best, 0.0)
-
-
-def _states_otherwise(segment: str, sentences: Sequence[str], result: AttributionResult) -> bool:
-    """Whether ``segment`` alone states otherwise a word of one of the answer's ``sentences``
-    ("Lunch is not included." under "..., lunch included"): it is not highlighted as support."""
-    words = ContextWords.of([segment], result.question)
-    return any(misread_spans(sentence, words) for sentence in sentences)
 
 
 _TOKEN = re.compile(r"[^\W_]+")

@@ -207,11 +207,56 @@ def test_document_citations_per_sentence_and_numbered_sources():
     assert [(h.segment_index, h.strength) for h in first.highlights] == [(0, pytest.approx(1.0))]
     assert cited.sources[1].highlights[0].strength == pytest.approx(1.0)  # 0.7 >= 0.44
     assert first.text[first.highlights[0].start : first.highlights[0].end] == SEGMENTS[0].text
-    second = cited.sources[1].highlights
-    assert [(h.segment_index, h.strength) for h in second] == [
-        (4, pytest.approx(1.0)),
-        (5, pytest.approx(0.3 / 0.44)),  # 0.02 for the whole answer, 0.3 for sentence 2
+    # one highlight a citing sentence: segment 5 lifts sentence 2 (0.3), but less than 4
+    assert [h.segment_index for h in cited.sources[1].highlights] == [4]
+
+
+def test_a_source_shows_the_strongest_segment_of_each_sentence_citing_it():
+    first, second = make_result().statements
+    first = replace(first, scores=np.array([0.9, 0.05, 0.0, -0.1, 0.0, 0.2]))
+    rule = CitationRule(top_k=2, threshold=0.0, relative=0.0, new_words=False)
+    cited = cite(make_result(statements=[first, second]), DOCS, rule=rule)
+    assert [s.citations for s in cited.sentences] == [[1, 2], [2, 1]]
+    shown = cited.source(2).highlights  # doc 2: segment 5 for sentence 1, 4 for sentence 2
+    assert [(h.segment_index, h.score) for h in shown] == [(4, 0.7), (5, 0.3)]
+    # doc 0: segment 0 for both sentences; segment 1 (0.05) is under the weak bar
+    assert [h.segment_index for h in cited.source(1).highlights] == [0]
+
+
+def test_a_sentence_stating_two_facts_of_a_source_highlights_both():
+    # near-ties: segment 5 at least half as strong as 4 for the sentence is shown with it
+    first, second = make_result().statements
+    for fifth, shown in ((0.35, [4, 5]), (0.34, [4])):
+        scores = np.array([0.05, 0.0, 0.0, 0.0, 0.7, fifth])
+        cited = cite(make_result(statements=[first, replace(second, scores=scores)]), DOCS)
+        assert [h.segment_index for h in cited.source(2).highlights] == shown, fifth
+
+
+def test_a_segment_stating_otherwise_another_sentence_still_supports_its_own():
+    docs = [
+        {"title": "Refunds", "text": "Returns are accepted within 45 days. Refunds take 7 days."},
+        {"title": "Other", "text": "The shop sells hats."},
     ]
+    texts = ["Returns are accepted within 45 days.", "Refunds take 7 days.", "The shop sells hats."]
+    segments = [Segment(t, int(i == 2), 0, len(t)) for i, t in enumerate(texts)]
+    segments[1] = Segment(texts[1], 0, 37, 37 + len(texts[1]))
+    response = "You can return items within 45 days. Your refund takes 7 days."
+    result = AttributionResult(
+        scores=np.array([0.5, 0.5, 0.0]),
+        segments=segments,
+        question="How do returns work?",
+        response=response,
+        n_documents=2,
+        n_queries=8,
+        statements=[
+            StatementAttribution(response[:36], 0, 36, np.array([0.6, 0.1, 0.0])),
+            StatementAttribution(response[37:], 37, len(response), np.array([0.1, 0.6, 0.0])),
+        ],
+    )
+    cited = cite(result, docs)
+    assert [s.citations for s in cited.sentences] == [[1], [1]]
+    # "45 days" and "7 days" state otherwise each other's sentence, but each supports its own
+    assert [h.segment_index for h in cited.source(1).highlights] == [0, 1]
 
 
 def test_sources_are_numbered_in_order_of_first_citation():
@@ -333,7 +378,10 @@ def test_json_is_plain_data_and_html_safe():
     assert data["sources"][0]["support"] == "strong support" and data["sources"][0]["url"] is None
     assert data["sentences"][1]["support"] == ["strong support"]
     assert data["sources"][1]["highlights"][0]["support"] == "strong support"
-    assert data["sources"][1]["highlights"][1]["support"] == "support"
+    first, second = make_result().statements
+    weaker = replace(second, scores=np.array([0.05, 0.0, 0.0, 0.0, 0.3, 0.0]))
+    data = json.loads(cite(make_result(statements=[first, weaker]), DOCS).to_json())
+    assert data["sources"][1]["highlights"][0]["support"] == "support"  # 0.3: under 0.44
 
 
 # ----------------------------------------------------------------------------- Markdown
