@@ -358,9 +358,9 @@ def _halves_note(items: list[Item]) -> str:
         return ""
     return (
         f" `auto` read {halves} of the {len(items)} answers with ContextCite's random halves "
-        "(an answer the model would not give itself, from 40 calls since session 58): those "
-        "rows were re-priced under it then, so the choice below, made on their earlier "
-        "pricing (the adaptive design, kept in git history at e036e22), is read on rows it "
+        "(an answer the model would not give itself, from 40 calls since session 58): the "
+        "rows priced before then were re-priced under it, so the choice below, made on their "
+        "earlier pricing (the adaptive design, kept in git history at e036e22), is read on rows it "
         "was not made on."
     )
 
@@ -481,7 +481,7 @@ def main() -> None:
     stored = read_jsonl(RESULTS / f"{args.model}_hotpotqa.jsonl")
     hotpot = {row["id"]: row for row in hotpot_rows()}
     every = highlights.paragraphs(stored, hotpot)
-    held = [paragraph for paragraph in every if not is_dev(paragraph[-1])]
+    held = [paragraph for paragraph in every if not is_dev(paragraph.row_id)]
     title = "Highlights inside cited sources (HotpotQA supporting sentences, SmolLM2)"
     body, rows = highlights.section(held, every), highlights.headline_rows(every)
     publish("citations-highlights", title, body, rows, not args.no_write)

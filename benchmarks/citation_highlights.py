@@ -12,14 +12,37 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from benchmarks._report import markdown_table, share
 from camab_rag.citations import cite
 from camab_rag.groundedness.score import informative_words, words
+from camab_rag.groundedness.wordforms import ContextWords, misread_spans
+from camab_rag.render.support import WEAK_AT
 from camab_rag.result import AttributionResult
 
-Picker = Callable[[Any, list[str], str], set[int]]
-"""(the cited source, its paragraph's HotpotQA sentences, question + gold answer) -> the
-indices of the sentences it marks."""
+TESTED_FROM = 95
+"""Rows from this one (the results file's order) were priced after session 60 wrote down
+its test of the rule ``cite()`` ships (one highlight a citing sentence), before any of them
+was read: the test reads them alone."""
+
+
+class Paragraph(NamedTuple):
+    """One cited source that is a gold paragraph: the source, its HotpotQA sentences, the
+    indices of its supporting-fact sentences, question + gold answer, the row's id, its
+    place in the results file, and the spans the rule before session 60 highlighted."""
+
+    source: Any
+    sentences: list[str]
+    gold: set[int]
+    asked: str
+    row_id: str
+    position: int
+    earlier: list[tuple[int, int]]
+
+
+Picker = Callable[[Paragraph], set[int]]
+"""A rule: the indices of the sentences it marks in a paragraph."""
 
 
 def sentence_starts(sentences: Sequence[str]) -> list[int]:
@@ -38,53 +61,83 @@ def covered(start: int, end: int, starts: Sequence[int]) -> int:
     return max(i for i, s in enumerate(starts) if s <= middle)
 
 
-def ours(source: Any, sentences: list[str], _asked: str) -> set[int]:
+def ours(p: Paragraph) -> set[int]:
     """The sentences ``cite()`` highlights in the source."""
-    starts = sentence_starts(sentences)
-    return {covered(h.start, h.end, starts) for h in source.highlights}
+    starts = sentence_starts(p.sentences)
+    return {covered(h.start, h.end, starts) for h in p.source.highlights}
 
 
-def strongest(source: Any, sentences: list[str], _asked: str) -> set[int]:
-    """Its strongest highlight alone (one sentence, as the zero-call rules mark)."""
-    if not source.highlights:
+def strongest(p: Paragraph) -> set[int]:
+    """Its strongest highlight alone (one sentence, as the zero-call rules mark): the
+    first candidate of session 60, without a citing sentence's near-ties."""
+    if not p.source.highlights:
         return set()
-    best = max(source.highlights, key=lambda h: h.score)
-    return {covered(best.start, best.end, sentence_starts(sentences))}
+    best = max(p.source.highlights, key=lambda h: h.score)
+    return {covered(best.start, best.end, sentence_starts(p.sentences))}
 
 
-def lead(_source: Any, sentences: list[str], _asked: str) -> set[int]:
+def earlier(p: Paragraph) -> set[int]:
+    """The sentences the rule before session 60 highlighted: up to three by support."""
+    starts = sentence_starts(p.sentences)
+    return {covered(start, end, starts) for start, end in p.earlier}
+
+
+def lead(p: Paragraph) -> set[int]:
     """Zero calls: the paragraph's first sentence."""
-    return {0} if sentences else set()
+    return {0} if p.sentences else set()
 
 
-def lexical(_source: Any, sentences: list[str], asked: str) -> set[int]:
+def lexical(p: Paragraph) -> set[int]:
     """Zero calls: the sentence sharing most informative words with the question and the
     gold answer (the first on a tie; none when no sentence shares one)."""
-    wanted = set(informative_words(asked))
-    shared = [len(wanted & set(words(s))) for s in sentences]
+    wanted = set(informative_words(p.asked))
+    shared = [len(wanted & set(words(s))) for s in p.sentences]
     best = max(shared, default=0)
     return {shared.index(best)} if best else set()
 
 
 PICKERS: tuple[tuple[str, Picker], ...] = (
-    ("cite()'s highlights (up to three a source)", ours),
-    ("cite()'s strongest highlight", strongest),
+    ("cite()'s highlights (its strongest for each citing sentence, and near-ties)", ours),
+    ("cite()'s strongest highlight alone", strongest),
+    ("the rule before session 60 (up to three a source)", earlier),
     ("first sentence (no call)", lead),
     ("lexical: most question and answer words (no call)", lexical),
 )
+OURS, ALONE, EARLIER = (name for name, _ in PICKERS[:3])
+FREE = [name for name, _ in PICKERS[3:]]  # the zero-call rules
 
 
-def paragraphs(stored: Sequence[dict[str, Any]], rows: dict[str, dict[str, Any]]) -> list[Any]:
-    """Per cited gold paragraph of the stored rows: (the source, its HotpotQA sentences, the
-    indices of its supporting-fact sentences, question + gold answer, the row's id)."""
+def earlier_spans(result: AttributionResult, doc_index: int) -> list[tuple[int, int]]:
+    """Where the rule before session 60 highlighted a document cited by a one-sentence
+    answer: its best three segments by support for the answer (at least weak support),
+    none stating otherwise an answer word."""
+    statements = result.statements
+    scores = np.asarray(statements[0].scores if statements else result.scores, dtype=float)
+    said = statements[0].text if statements else result.response.strip()
+    spans = [
+        i
+        for i, segment in enumerate(result.segments)
+        if segment.doc_index == doc_index
+        and segment.end > segment.start
+        and 0 < scores[i] >= WEAK_AT
+        and not misread_spans(said, ContextWords.of([segment.text], result.question))
+    ]
+    best = sorted(spans, key=lambda i: -scores[i])[:3]
+    return [(result.segments[i].start, result.segments[i].end) for i in best]
+
+
+def paragraphs(
+    stored: Sequence[dict[str, Any]], rows: dict[str, dict[str, Any]]
+) -> list[Paragraph]:
+    """Each cited gold paragraph of the stored rows, as a :class:`Paragraph`."""
     out = []
-    for record in stored:
+    for position, record in enumerate(stored):
         row = rows[record["id"]]
         facts = {(title, k) for title, k in row["supporting_facts"]}
         result = AttributionResult.from_dict(record["result"])
         cited = cite(result, record["docs"])
-        numbers = {n for s in cited.sentences for n in s.citations}
-        for number in sorted(numbers):
+        assert len(cited.sentences) == 1, record["id"]  # "The answer is X.": one sentence
+        for number in sorted(cited.sentences[0].citations):
             source = cited.source(number)
             if source.doc_index not in record["gold"]:
                 continue
@@ -92,7 +145,10 @@ def paragraphs(stored: Sequence[dict[str, Any]], rows: dict[str, dict[str, Any]]
             assert record["docs"][source.doc_index]["title"] == title, record["id"]
             gold = {k for k in range(len(sentences)) if (title, k) in facts}
             asked = f"{record['question']} {record['gold_answer']}"
-            out.append((source, list(sentences), gold, asked, record["id"]))
+            spans = earlier_spans(result, source.doc_index)
+            out.append(
+                Paragraph(source, list(sentences), gold, asked, record["id"], position, spans)
+            )
     return out
 
 
@@ -110,13 +166,11 @@ class Counts(NamedTuple):
         return self.hits / of if of else -1.0
 
 
-def counts(found: Sequence[Any]) -> dict[str, Counts]:
+def counts(found: Sequence[Paragraph]) -> dict[str, Counts]:
     """Per rule (:data:`PICKERS`), its :class:`Counts` over ``found``."""
     out = {}
     for name, pick in PICKERS:
-        marked = [
-            (pick(source, sentences, asked), gold) for source, sentences, gold, asked, _ in found
-        ]
+        marked = [(pick(p), p.gold) for p in found]
         out[name] = Counts(
             sum(len(m & g) for m, g in marked),
             sum(len(m) for m, _ in marked),
@@ -126,7 +180,7 @@ def counts(found: Sequence[Any]) -> dict[str, Counts]:
     return out
 
 
-def table(found: Sequence[Any]) -> list[list[str]]:
+def table(found: Sequence[Paragraph]) -> list[list[str]]:
     """One row per rule: paragraphs, sentences marked, precision, recall, paragraphs with
     no sentence marked."""
     n = str(len(found))
@@ -139,7 +193,7 @@ def table(found: Sequence[Any]) -> list[list[str]]:
 HEADER = ["rule", "cited gold paragraphs", "sentences marked", "precision", "recall", "none marked"]
 
 
-def section(held: Sequence[Any], every: Sequence[Any]) -> str:
+def section(held: Sequence[Paragraph], every: Sequence[Paragraph]) -> str:
     """The section's body: held-out rows, then all rows."""
     return "\n".join(
         [
@@ -149,7 +203,8 @@ def section(held: Sequence[Any], every: Sequence[Any]) -> str:
             "sentence holding its middle character; HotpotQA's supporting-fact sentences "
             "(human labels) are the gold. Precision: marked gold sentences / marked "
             "sentences; recall: marked gold sentences / gold sentences of those paragraphs. "
-            "Beside it, on the same paragraphs, two rules with no call: the paragraph's "
+            "Beside it, on the same paragraphs, the rule `cite()` shipped before session 60 "
+            "(replayed), and two rules with no call: the paragraph's "
             "first sentence, and the sentence sharing most informative words with the "
             "question and the gold answer. A distractor cited has no gold sentence: the "
             "citation figures above count those.",
@@ -163,32 +218,73 @@ def section(held: Sequence[Any], every: Sequence[Any]) -> str:
             markdown_table(HEADER, table(every)),
             "",
             verdict(every),
+            "",
+            *tested(every),
         ]
     )
 
 
-def verdict(found: Sequence[Any]) -> str:
-    """On all rows: the zero-call rules ahead of each of ``cite()``'s readings on
-    precision and recall, and how often a highlight beyond a source's strongest marks a
-    gold sentence."""
+def verdict(found: Sequence[Paragraph]) -> str:
+    """On all rows: the zero-call rules ahead of ``cite()``'s highlights, and of the rule
+    before session 60, on precision and recall, and what that rule's extra marks held."""
     found_counts = counts(found)
     said = []
-    for mine in (PICKERS[0][0], PICKERS[1][0]):
+    for mine in (OURS, EARLIER):
         for what in ("precision", "recall"):
             ahead = [
                 n
-                for n, _ in PICKERS[2:]
+                for n in FREE
                 if _measure(found_counts[n], what) > _measure(found_counts[mine], what)
             ]
             if ahead:
                 said.append(f"'{mine}' on {what}: " + " and ".join(f"'{a}'" for a in ahead))
-    every, best = found_counts[PICKERS[0][0]], found_counts[PICKERS[1][0]]
+    now, before = found_counts[OURS], found_counts[EARLIER]
     return (
-        "Zero-call rules ahead of `cite()` on all rows: "
+        "Zero-call rules ahead on all rows: "
         + ("; ".join(said) if said else "none")
-        + f". Highlights beyond a source's strongest mark {every.marked - best.marked} "
-        f"sentences, {every.hits - best.hits} of them gold."
+        + f". The rule before session 60 marked {before.marked - now.marked} more "
+        f"sentences, {before.hits - now.hits} of them gold."
     )
+
+
+RECALL_GIVEN = 0.03  # the test's most recall a rule may give up against the earlier one
+LEAST_TESTED = 10  # under this many paragraphs, the test is void
+
+
+def _passes(rule: Counts, before: Counts) -> bool:
+    """The test: precision at least the earlier rule's, recall at most :data:`RECALL_GIVEN`
+    below it."""
+    precise = rule.ratio(rule.marked) >= before.ratio(before.marked)
+    return precise and rule.ratio(rule.gold) >= before.ratio(before.gold) - RECALL_GIVEN
+
+
+def tested(found: Sequence[Paragraph]) -> list[str]:
+    """The test of ``cite()``'s highlights (and of its strongest alone, the first
+    candidate) against the rule before session 60, on the rows priced after both were
+    written down (:data:`TESTED_FROM`) alone."""
+    new = [p for p in found if p.position >= TESTED_FROM]
+    c = counts(new)
+    if len(new) < LEAST_TESTED:
+        outcome = f"Under {LEAST_TESTED} paragraphs: the test is void."
+    elif _passes(c[OURS], c[EARLIER]):
+        outcome = "`cite()`'s highlights pass: it ships them."
+    elif _passes(c[ALONE], c[EARLIER]):
+        outcome = "`cite()`'s highlights fail; the strongest alone passes: that should ship."
+    else:
+        outcome = "Both fail: neither should ship."
+    return [
+        "**The test of the highlights `cite()` ships, on rows priced after it was written "
+        f"down** (the results file's rows from the {TESTED_FROM + 1}th, {len(new)} cited gold "
+        "paragraphs; written down before they were priced, with the strongest highlight "
+        "alone as the first candidate: a rule passes if its precision is at least the "
+        f"earlier rule's and its recall at most {RECALL_GIVEN} below it; `cite()`'s "
+        "highlights ship if they pass, else the strongest alone if it passes; the test is "
+        f"void under {LEAST_TESTED} paragraphs):",
+        "",
+        markdown_table(HEADER, table(new)),
+        "",
+        outcome,
+    ]
 
 
 def _measure(c: Counts, what: str) -> float:
@@ -196,14 +292,13 @@ def _measure(c: Counts, what: str) -> float:
     return c.ratio(c.marked if what == "precision" else c.gold)
 
 
-def headline_rows(found: Sequence[Any]) -> list[list[str]]:
+def headline_rows(found: Sequence[Paragraph]) -> list[list[str]]:
     """BENCHMARKS.md's rows (all rows): the highlights' precision and recall beside the
     zero-call rules' on the same paragraphs; no target."""
     rows = {r[0]: r for r in table(found)}
-    free = [n for n, _ in PICKERS[2:]]
     out = []
     for column, what in ((3, "precision"), (4, "recall")):
-        baseline = "; ".join(f"{n} {rows[n][column]}" for n in free)
+        baseline = "; ".join(f"{n} {rows[n][column]}" for n in FREE)
         name = f"highlight {what} (HotpotQA supporting sentences), all rows (smollm2)"
-        out.append([name, rows[PICKERS[0][0]][column], baseline, "–"])
+        out.append([name, rows[OURS][column], baseline, "–"])
     return out

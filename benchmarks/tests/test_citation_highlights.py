@@ -3,8 +3,8 @@ the zero-call rules, and the table's and verdict's figures (pure logic, fake sou
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from types import SimpleNamespace
-from typing import Any
 
 import benchmarks.citation_highlights as hl
 
@@ -12,9 +12,16 @@ SENTENCES = ["Ada Lovelace was a mathematician. ", " She wrote on the Analytical
 TEXT = " ".join(s.strip() for s in SENTENCES)
 
 
-def _source(*spans: tuple[int, int, float]) -> Any:
+def _paragraph(
+    *spans: tuple[int, int, float],
+    gold: Collection[int] = (),
+    asked: str = "",
+    earlier: tuple[tuple[int, int], ...] = (),
+    position: int = 0,
+) -> hl.Paragraph:
     marks = [SimpleNamespace(start=a, end=b, score=v) for a, b, v in spans]
-    return SimpleNamespace(highlights=marks)
+    source = SimpleNamespace(highlights=marks)
+    return hl.Paragraph(source, SENTENCES, set(gold), asked, "id", position, list(earlier))
 
 
 def test_sentence_starts_follow_the_joined_paragraph():
@@ -31,29 +38,41 @@ def test_a_highlight_marks_the_sentence_holding_its_middle():
 
 
 def test_the_rules_mark_their_sentences():
-    source = _source((0, 33, 0.2), (34, 70, 0.9))
     asked = "Which engine did she write on? Analytical Engine"
-    assert hl.ours(source, SENTENCES, asked) == {0, 1}
-    assert hl.strongest(source, SENTENCES, asked) == {1}
-    assert hl.strongest(_source(), SENTENCES, asked) == set()
-    assert hl.lead(source, SENTENCES, asked) == {0}
-    assert hl.lexical(source, SENTENCES, asked) == {1}
-    assert hl.lexical(source, SENTENCES, "nothing shared") == set()
+    found = _paragraph((34, 70, 0.9), asked=asked, earlier=((0, 33), (34, 70)))
+    assert hl.ours(found) == {1} == hl.strongest(found)
+    assert hl.strongest(_paragraph((0, 33, 0.2), (34, 70, 0.9))) == {1}
+    assert hl.earlier(found) == {0, 1}
+    assert hl.ours(_paragraph()) == set() == hl.earlier(_paragraph())
+    assert hl.lead(found) == {0}
+    assert hl.lexical(found) == {1}
+    assert hl.lexical(found._replace(asked="nothing shared")) == set()
 
 
-def test_table_and_verdict_count_marked_and_gold_sentences():
+def test_table_verdict_and_test_count_marked_and_gold_sentences():
     asked = "Who was a mathematician? Ada Lovelace"
     found = [
-        (_source((0, 33, 0.9), (34, 70, 0.1)), SENTENCES, {0}, asked, "a"),
-        (_source(), SENTENCES, {1}, asked, "b"),
+        _paragraph((0, 33, 0.9), gold={0}, asked=asked, earlier=((0, 33), (34, 70))),
+        _paragraph(gold={1}, asked=asked),
     ]
     rows = {r[0]: r for r in hl.table(found)}
-    assert rows[hl.PICKERS[0][0]][1:] == ["2", "2", "0.50 (1/2)", "0.50 (1/2)", "1"]
-    assert rows[hl.PICKERS[1][0]][1:] == ["2", "1", "1.00 (1/1)", "0.50 (1/2)", "1"]
-    assert rows[hl.PICKERS[2][0]][1:] == ["2", "2", "0.50 (1/2)", "0.50 (1/2)", "0"]
+    assert rows[hl.OURS][1:] == ["2", "1", "1.00 (1/1)", "0.50 (1/2)", "1"]
+    assert rows[hl.EARLIER][1:] == ["2", "2", "0.50 (1/2)", "0.50 (1/2)", "1"]
+    assert rows[hl.FREE[0]][1:] == ["2", "2", "0.50 (1/2)", "0.50 (1/2)", "0"]
     said = hl.verdict(found)
-    assert "beyond a source's strongest mark 1 sentences, 0 of them gold" in said
-    assert "'cite()'s highlights (up to three a source)' on precision" not in said
+    assert "before session 60 marked 1 more sentences, 0 of them gold" in said
+    assert f"'{hl.OURS}' on precision" not in said
+    assert f"'{hl.EARLIER}' on precision" not in said  # the lead ties it: not ahead
     headline = hl.headline_rows(found)
-    assert [row[1] for row in headline] == ["0.50 (1/2)", "0.50 (1/2)"]
+    assert [row[1] for row in headline] == ["1.00 (1/1)", "0.50 (1/2)"]
     assert all(len(row) == 4 for row in headline)
+    assert hl.tested(found)[-1] == "Under 10 paragraphs: the test is void."
+    new = [p._replace(position=hl.TESTED_FROM) for p in found * 5]
+    assert hl.tested(found + new)[-1] == "`cite()`'s highlights pass: it ships them."
+    assert "10 cited gold paragraphs" in hl.tested(found + new)[0]
+    lost = _paragraph((0, 33, 0.9), gold={1}, earlier=((34, 70),), position=hl.TESTED_FROM)
+    assert hl.tested(new + [lost] * 10)[-1] == "Both fail: neither should ship."
+    # the near-tie (sentence 2) is not gold: the highlights fail, the strongest alone passes
+    tied = _paragraph((0, 33, 0.9), (34, 70, 0.8), gold={0}, earlier=((0, 33),))
+    tied = tied._replace(position=hl.TESTED_FROM)
+    assert hl.tested([tied] * 10)[-1].endswith("the strongest alone passes: that should ship.")
