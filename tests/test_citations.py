@@ -449,6 +449,11 @@ def test_terminal_plain_and_coloured():
     assert "[1] Eiffel Tower (strong support)" in plain
     assert "[########] strong support The Eiffel Tower is in Paris." in plain
     assert "+0.8" not in plain  # words for the reader; numbers are in the JSON
+    first, second = make_result().statements
+    both = replace(second, scores=np.array([0.05, 0.0, 0.0, 0.0, 0.3, 0.6]))
+    shown = cite(make_result(statements=[first, both]), DOCS).to_terminal(color=False)
+    # in the source's order, as Markdown and HTML show them, not by strength (0.3, 0.6)
+    assert shown.index("] support        Gustave Eiffel's") < shown.index("] strong support It was")
     coloured = cited.to_terminal(color=True)
     assert "\x1b[1m\x1b[36m[1]\x1b[0m" in coloured
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).count("The Eiffel Tower is in Paris.") == 1
@@ -683,6 +688,9 @@ def test_the_legend_shows_only_with_highlights_and_every_score_rounds_alike() ->
         assert legend not in text
     decimals = re.findall(r"score [+-]\d+\.(\d+)", cited.to_html())
     assert len(decimals) >= 4 and {len(d) for d in decimals} == {3}
+    # the head's tooltip says whose score it is (to_dict()'s "score" is the whole source's)
+    assert "score +0.900 nats per answer token (its strongest passage)" in cited.to_html()
+    assert "(the whole source)" in only_disputes.to_html()
 
 
 def test_a_number_word_is_cited_from_the_page_stating_its_value() -> None:

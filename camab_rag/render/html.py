@@ -89,6 +89,12 @@ def _marker(page_id: str, n: int, title: str, mark: str = "", css: str = "") -> 
     )
 
 
+def _scored(source: Source) -> str:
+    """What a source's tooltip figure is the score of (``to_dict()``'s "score" is the
+    whole source's)."""
+    return "its strongest passage" if source.highlights else "the whole source"
+
+
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
     body = [
         f'<mark class="camab-hl camab-hl-{max(support_level(mark.score), 1)}" '
@@ -105,7 +111,7 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
         f'<li class="camab-source" id="{page_id}-src-{int(source.number)}">'
         f'<div class="camab-source-head">{label}'
         f'<span class="camab-score {kind}" '
-        f'title="{score_text(source.support)} nats per answer token">'
+        f'title="{score_text(source.support)} nats per answer token ({_scored(source)})">'
         f"{esc(source_note(source))}</span></div>"
         f'<p class="camab-source-text">{"".join(body).strip()}</p></li>'
     )

@@ -108,7 +108,7 @@ def render_terminal(
                 said = textwrap.wrap(_one_line(source.text), width, max_lines=DISPUTED_LINES)
                 out += [indent + style(DIM, line) for line in said]
             words = max((len(support_words(h.score)) for h in shown), default=0)
-            for highlight in sorted(shown, key=lambda h: -h.score):
+            for highlight in shown:  # in the source's order, as Markdown and HTML
                 tint = LEVEL_STYLE[max(support_level(highlight.score), 1)]
                 filled = max(0, min(8, round(highlight.strength * 8)))
                 bar = f"{'█' * filled}{'·' * (8 - filled)}"
