@@ -33,7 +33,13 @@ from camab_rag.groundedness.wordforms import (
 )
 from camab_rag.render.cited_answer import CitationRule as CitationRule
 from camab_rag.render.cited_answer import CitedAnswer as CitedAnswer
-from camab_rag.render.cited_answer import CitedSentence, Highlight, Source, judged_sentences
+from camab_rag.render.cited_answer import (
+    CitedSentence,
+    Highlight,
+    Passage,
+    Source,
+    judged_sentences,
+)
 from camab_rag.render.support import STRONG_AT, WEAK_AT
 from camab_rag.render.text import groundedness_report, informative_words, supporting_sentence
 from camab_rag.result import AttributionResult, FloatArray
@@ -121,6 +127,7 @@ def cite(
     read = [ContextWords.of([text], result.question) for text in texts]  # once, for each sentence
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
+    disputed_at: dict[int, list[int]] = {}  # unit index -> its segments stating otherwise
     citing: dict[int, list[str]] = {}  # unit index -> the sentences citing it
     lifts: dict[int, FloatArray] = {}  # unit index -> its segments' best score for them
     readings: dict[int, list[tuple[str, FloatArray]]] = {}  # unit -> (citing sentence, scores)
@@ -141,6 +148,11 @@ def cite(
         for unit, words in disputing.items():
             known = disputed_words.setdefault(unit, [])
             known += [w for w in words if w not in known]
+        if disputing:  # where each disputing unit says so: its segments read alone
+            for i in disputes(result, start, end, "segment") if by_doc else disputing:
+                unit = owner[i] if by_doc else i
+                at = disputed_at.setdefault(unit, []) if unit in disputing else []
+                at += [i] if i not in at else []
         for unit in chosen:
             citing.setdefault(unit, []).append(text)
             lifts[unit] = np.maximum(lifts.get(unit, per_segment), per_segment)
@@ -170,7 +182,14 @@ def cite(
         ]
         title, url = (document.title, source_link(document.metadata)) if document else (None, None)
         place = (number, rule.unit, doc_index, None if by_doc else unit, title, text, score)
-        sources.append(Source(*place, highlights, url, disputed_words.get(unit, [])))
+        passages = [
+            Passage(i, seg.start - base, seg.end - base, seg.text)
+            for i in sorted(disputed_at.get(unit, []))
+            for seg in [segments[i]]
+            if seg.end > seg.start
+        ]
+        said = disputed_words.get(unit, [])
+        sources.append(Source(*place, highlights, url, said, passages))
     verdict = result.groundedness
     carried = getattr(groundedness_report(verdict), "sentences", None)  # an integration's filter
     if not carried and result.token_support is not None:  # the rule's gate judges

@@ -232,27 +232,41 @@ def test_a_sentence_stating_two_facts_of_a_source_highlights_both():
         assert [h.segment_index for h in cited.source(2).highlights] == shown, fifth
 
 
+def _two_sentences(
+    docs: list[dict[str, str]],
+    parts: list[str],
+    response: str,
+    cut: int,
+    first: list[float],
+    second: list[float],
+) -> AttributionResult:
+    """A two-sentence answer (split at ``cut``) over ``parts`` of document 0 and the whole
+    of document 1, each sentence with its scores."""
+    text = docs[0]["text"]
+    segments = [Segment(t, 0, text.index(t), text.index(t) + len(t)) for t in parts]
+    segments.append(Segment(docs[1]["text"], 1, 0, len(docs[1]["text"])))
+    return AttributionResult(
+        scores=np.maximum(first, second),
+        segments=segments,
+        question="When and how?",
+        response=response,
+        n_documents=2,
+        n_queries=8,
+        statements=[
+            StatementAttribution(response[:cut], 0, cut, np.array(first)),
+            StatementAttribution(response[cut + 1 :], cut + 1, len(response), np.array(second)),
+        ],
+    )
+
+
 def test_a_segment_stating_otherwise_another_sentence_still_supports_its_own():
     docs = [
         {"title": "Refunds", "text": "Returns are accepted within 45 days. Refunds take 7 days."},
         {"title": "Other", "text": "The shop sells hats."},
     ]
-    texts = ["Returns are accepted within 45 days.", "Refunds take 7 days.", "The shop sells hats."]
-    segments = [Segment(t, int(i == 2), 0, len(t)) for i, t in enumerate(texts)]
-    segments[1] = Segment(texts[1], 0, 37, 37 + len(texts[1]))
+    parts = ["Returns are accepted within 45 days.", "Refunds take 7 days."]
     response = "You can return items within 45 days. Your refund takes 7 days."
-    result = AttributionResult(
-        scores=np.array([0.5, 0.5, 0.0]),
-        segments=segments,
-        question="How do returns work?",
-        response=response,
-        n_documents=2,
-        n_queries=8,
-        statements=[
-            StatementAttribution(response[:36], 0, 36, np.array([0.6, 0.1, 0.0])),
-            StatementAttribution(response[37:], 37, len(response), np.array([0.1, 0.6, 0.0])),
-        ],
-    )
+    result = _two_sentences(docs, parts, response, 36, [0.6, 0.1, 0.0], [0.1, 0.6, 0.0])
     cited = cite(result, docs)
     assert [s.citations for s in cited.sentences] == [[1], [1]]
     # "45 days" and "7 days" state otherwise each other's sentence, but each supports its own
@@ -773,3 +787,52 @@ def test_a_source_never_reads_weaker_than_the_passage_it_highlights():
     stronger = replace(source, score=0.9, highlights=marks)
     plain = render_terminal(replace(cited, sources=[stronger, *cited.sources[1:]]), color=False)
     assert f"{stronger.label} (support)" in plain and f"{stronger.label} (strong" not in plain
+
+
+def _clinic() -> tuple[AttributionResult, list[dict[str, str]]]:
+    """A source supporting one answer sentence and stating otherwise the next."""
+    docs = [
+        {
+            "title": "Clinic <b>hours</b>",
+            "text": "The clinic opens at 9:00 on Saturdays. It is closed on Sundays <b>now</b>.",
+        },
+        {"title": "Parking", "text": "Parking costs 2 euros an hour."},
+    ]
+    parts = ["The clinic opens at 9:00 on Saturdays.", "It is closed on Sundays <b>now</b>."]
+    response = "The clinic opens at 9:00 on Saturdays. It is open on Sundays."
+    return _two_sentences(docs, parts, response, 38, [0.8, 0.0, 0.0], [0.2, 0.1, 0.0]), docs
+
+
+def test_a_disputing_source_shows_where_it_says_otherwise():
+    """Fresh-user review (session 60): a source supporting one sentence and disputing the
+    next listed "disagrees with the answer on 'open'" but marked no passage saying so."""
+    result, docs = _clinic()
+    cited = cite(result, docs)
+    assert [(s.citations, s.disputed) for s in cited.sentences] == [([1], []), ([], [1])]
+    source = cited.source(1)
+    assert source.disputes == ["open"]
+    assert [(p.segment_index, p.text) for p in source.disputing] == [
+        (1, "It is closed on Sundays <b>now</b>.")
+    ]
+    assert docs[0]["text"][source.disputing[0].start : source.disputing[0].end].startswith("It is")
+    assert [h.segment_index for h in source.highlights] == [0]
+    assert cited.to_dict()["sources"][0]["disputing"] == [
+        {"segment_index": 1, "start": 39, "end": 74, "text": "It is closed on Sundays <b>now</b>."}
+    ]
+    plain = cited.to_terminal(color=False)
+    assert "disagrees with the answer: It is closed on Sundays <b>now</b>." in plain
+    md = cited.to_markdown()
+    assert "\u26a0 *It is closed on Sundays \\<b\\>now\\</b\\>.*" in md
+    assert "\u26a0: where it says otherwise" in md
+    html = cited.to_html()
+    assert (
+        '<mark class="camab-hl camab-hl-disputes" title="disagrees with the answer">'
+        "It is closed on Sundays &lt;b&gt;now&lt;/b&gt;.</mark>"
+    ) in html
+    assert "red marks where a source says otherwise" in html
+    # a source that disputes nothing marks no such passage, and says nothing of them
+    calm = cite(
+        replace(result, response=result.response[:38], statements=result.statements[:1]), docs
+    )
+    assert all(not s.disputing for s in calm.sources)
+    assert "says otherwise" not in calm.to_markdown() + calm.to_html()

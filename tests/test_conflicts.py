@@ -123,7 +123,11 @@ def test_a_disputing_source_is_listed_as_disputed_never_as_support() -> None:
     shown = [markdown, html] + [cited.to_terminal(color=color) for color in (False, True)]
     assert "[disputed\u00a0by\u00a02]" in shown[2]  # the terminal never wraps it apart
     assert "Returns within 45 days." in shown[2]  # review 59: what the disputing source says
-    long = replace(cited, sources=[*cited.sources[:1], replace(disputing, text="Stale. " * 80)])
+    assert [p.text for p in disputing.disputing] == ["Returns within 45 days."]
+    assert "disagrees with the answer: Returns within 45 days." in shown[2]
+    # no passage found where it says so: up to three dimmed lines of its text instead
+    stale = replace(disputing, text="Stale. " * 80, disputing=[])
+    long = replace(cited, sources=[*cited.sources[:1], stale])
     said = [line for line in long.to_terminal(color=False).splitlines() if "Stale." in line]
     assert len(said) == 3 and said[-1].endswith("[...]")  # three lines at most
     shown = [s.replace("\\", "").replace("\u00a0", " ") for s in shown]  # the terminal's: unbroken

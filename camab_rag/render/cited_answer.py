@@ -72,6 +72,16 @@ class Highlight:
 
 
 @dataclass(frozen=True)
+class Passage:
+    """A segment inside a source that states otherwise a word of the answer."""
+
+    segment_index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
 class Source:
     """One numbered entry of the source list (a document or a segment)."""
 
@@ -85,6 +95,7 @@ class Source:
     highlights: list[Highlight] = field(default_factory=list)
     url: str | None = None  # an http(s) link from its ``url``/``source`` metadata
     disputes: list[str] = field(default_factory=list)  # answer words it argues against
+    disputing: list[Passage] = field(default_factory=list)  # where it says so, when found
 
     @property
     def support(self) -> float:
@@ -144,7 +155,7 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     if hasattr(value, "to_dict"):  # a groundedness report, a ScoredBy
         return value.to_dict()
-    if not isinstance(value, (CitationRule, Highlight, Source, CitedSentence)):
+    if not isinstance(value, (CitationRule, Highlight, Source, CitedSentence, Passage)):
         return value
     data = {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Source):
@@ -154,7 +165,7 @@ def _plain(value: Any) -> Any:
     elif isinstance(value, Source):  # a source that only disputes supports nothing
         shown = value.highlights or not value.disputes
         data["support"] = support_words(value.support) if shown else "disputes the answer"
-    elif not isinstance(value, CitationRule):
+    elif isinstance(value, Highlight):
         data["support"] = support_words(value.score)
     return data
 
@@ -219,7 +230,12 @@ class CitedAnswer:
         kept = [src for src in self.sources if src.number in cited | disputing]
         renumber = {src.number: k + 1 for k, src in enumerate(kept)}
         sources = [
-            replace(s, number=renumber[s.number], highlights=s.highlights * (s.number in cited))
+            replace(
+                s,
+                number=renumber[s.number],
+                highlights=s.highlights * (s.number in cited),
+                disputing=s.disputing * (s.number in disputing),
+            )
             for s in kept
         ]
 

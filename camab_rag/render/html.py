@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from camab_rag.render.support import CITE_AT, STRONG_AT, WEAK_AT, support_level, support_words
 from camab_rag.render.text import (
+    DISAGREES,
     DISPUTED_MARK,
     LEGEND_TEXT,
     answer_id,
@@ -16,6 +17,7 @@ from camab_rag.render.text import (
     dispute_text,
     has_highlights,
     notices,
+    says_otherwise,
     score_text,
     sentence_note,
     source_note,
@@ -60,6 +62,7 @@ CSS = """
 .camab-cite .camab-hl-1 { background-color: rgba(255, 179, 0, 0.25); }
 .camab-cite .camab-hl-2 { background-color: rgba(255, 179, 0, 0.5); }
 .camab-cite .camab-hl-3 { background-color: rgba(255, 179, 0, 0.85); }
+.camab-cite .camab-hl-disputes { background-color: rgba(217, 48, 37, 0.2); }
 .camab-cite .camab-disputed { color: #b3261e; }
 .camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
 .camab-cite .camab-unsupported { text-decoration: underline dotted #a50e0e; }
@@ -96,13 +99,22 @@ def _scored(source: Source) -> str:
 
 
 def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
-    body = [
-        f'<mark class="camab-hl camab-hl-{max(support_level(mark.score), 1)}" '
-        f'title="{support_words(mark.score)} ({score_text(mark.score)})">{esc(piece)}</mark>'
-        if mark
-        else esc(piece)
-        for piece, mark in split_highlights(answer, source)
-    ]
+    body = []
+    for piece, mark in split_highlights(answer, source):
+        score = getattr(mark, "score", None)  # none: a passage disagreeing with the answer
+        if mark is None:
+            body.append(esc(piece))
+        elif score is None:
+            body.append(f'<mark class="camab-hl camab-hl-disputes" title="{esc(DISAGREES)}">')
+            body.append(f"{esc(piece)}</mark>")
+        else:
+            level, words, figure = (
+                max(support_level(score), 1),
+                support_words(score),
+                score_text(score),
+            )
+            body.append(f'<mark class="camab-hl camab-hl-{level}" title="{words} ({figure})">')
+            body.append(f"{esc(piece)}</mark>")
     label = esc(source.label)
     kind = "camab-disputes" if source.disputes else f"camab-support-{support_level(source.support)}"
     if source.url:
@@ -165,7 +177,9 @@ def render_html(
             f"{answer.method} attribution, {calls}; support scale in nats per answer token: "
             f"strong >= {STRONG_AT:.2f}, support >= {CITE_AT:.2f}, weak >= {WEAK_AT:.3f}"
         )
-        parts.append(f'<p class="camab-footer" title="{esc(detail)}">{esc(LEGEND_TEXT)}</p>')
+        told = "; red marks where a source says otherwise" if says_otherwise(answer) else ""
+        legend = esc(LEGEND_TEXT + told)
+        parts.append(f'<p class="camab-footer" title="{esc(detail)}">{legend}</p>')
     parts.append("</div>")
     fragment = "\n".join(parts)
     if not full_page:

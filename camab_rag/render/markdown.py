@@ -14,6 +14,7 @@ from camab_rag.render.text import (
     clean,
     has_highlights,
     notices,
+    says_otherwise,
     sentence_note,
     source_note,
     split_highlights,
@@ -56,9 +57,14 @@ def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") 
 def _source_text(answer: CitedAnswer, source: Source) -> str:
     parts = []
     for piece, mark in split_highlights(answer, source):
-        wrap = "" if mark is None else "**" if support_level(mark.score) >= 2 else "*"
-        body = _inline(piece)
-        parts.append(f" {wrap}{body}{wrap} " if wrap and body else escape_markdown(piece))
+        body, score = _inline(piece), getattr(mark, "score", None)
+        if mark is None or not body:
+            parts.append(escape_markdown(piece))
+        elif score is None:  # a passage where the source disagrees with the answer
+            parts.append(f" \u26a0 *{body}* ")
+        else:
+            wrap = "**" if support_level(score) >= 2 else "*"
+            parts.append(f" {wrap}{body}{wrap} ")
     return " ".join("".join(parts).split())
 
 
@@ -96,5 +102,8 @@ def render_markdown(answer: CitedAnswer) -> str:
                 lines.append(f"   > {text}")
             lines.append("")
         if has_highlights(answer):
-            lines.append("*Bold: the passage that supports the answer; italic: weak support.*")
+            told = "; \u26a0: where it says otherwise" if says_otherwise(answer) else ""
+            lines.append(
+                f"*Bold: the passage that supports the answer; italic: weak support{told}.*"
+            )
     return "\n".join(lines).rstrip() + "\n"

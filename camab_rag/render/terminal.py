@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING
 
 from camab_rag.render.support import support_level, support_words
 from camab_rag.render.text import (
+    DISAGREES,
     DISPUTED_MARK,
     clean,
     has_highlights,
@@ -103,7 +104,13 @@ def render_terminal(
             if source.url:
                 out.append(indent + style(DIM, _one_line(source.url)))
             shown = shown_highlights(answer, source)
-            if source.disputes and not shown:  # what it says instead: no highlight shows it
+            if source.disputing:  # where it says otherwise
+                label = f"{DISAGREES}: "
+                for passage in source.disputing:
+                    body = textwrap.wrap(_one_line(passage.text), cols - len(indent) - len(label))
+                    pads = [label] + [" " * len(label)] * (len(body) - 1)
+                    out += [indent + style(RED, pad) + line for pad, line in zip(pads, body)]
+            elif source.disputes and not shown:  # what it says instead: no highlight shows it
                 width = cols - len(indent)
                 said = textwrap.wrap(_one_line(source.text), width, max_lines=DISPUTED_LINES)
                 out += [indent + style(DIM, line) for line in said]

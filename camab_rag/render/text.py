@@ -14,7 +14,13 @@ from camab_rag.render.support import support_words
 from camab_rag.sentences import split_sentences
 
 if TYPE_CHECKING:  # the model imports the renderers
-    from camab_rag.render.cited_answer import CitedAnswer, CitedSentence, Highlight, Source
+    from camab_rag.render.cited_answer import (
+        CitedAnswer,
+        CitedSentence,
+        Highlight,
+        Passage,
+        Source,
+    )
 
 # controls but tab and line feed, characters that reorder or hide text, lone surrogates
 _UNSAFE = re.compile(
@@ -23,6 +29,7 @@ _UNSAFE = re.compile(
 )
 LEGEND_TEXT = "the highlight marks the passage that supports the answer; darker is stronger"
 DISPUTED_MARK = "disputed by "  # before a disputing source's number
+DISAGREES = "disagrees with the answer"  # a disputing source's passage saying otherwise
 
 
 def answer_id(answer: CitedAnswer) -> str:
@@ -51,15 +58,27 @@ def _cut(text: str, marks: Sequence[tuple[int, int, M]]) -> list[tuple[str, M | 
     return [piece for piece in [*pieces, (text[cursor:], None)] if piece[0]]
 
 
-def split_highlights(answer: CitedAnswer, source: Source) -> list[tuple[str, Highlight | None]]:
-    """``source``'s text cut into plain pieces (``None``) and its shown highlights."""
-    return _cut(source.text, [(h.start, h.end, h) for h in shown_highlights(answer, source)])
+def split_highlights(
+    answer: CitedAnswer, source: Source
+) -> list[tuple[str, Highlight | Passage | None]]:
+    """``source``'s text cut into plain pieces (``None``), its shown highlights and the
+    passages where it states otherwise (a ``Passage``, with no score; a highlight wins a
+    tie)."""
+    marks: list[tuple[int, int, Highlight | Passage]] = [
+        (h.start, h.end, h) for h in shown_highlights(answer, source)
+    ]
+    return _cut(source.text, marks + [(p.start, p.end, p) for p in source.disputing])
 
 
 def unsupported_pieces(sentence: CitedSentence) -> list[tuple[str, bool]]:
     """A sentence's text cut into pieces, flagged when inside its unsupported spans."""
     marks = [(a - sentence.start, b - sentence.start, True) for a, b in sentence.unsupported_spans]
     return [(piece, mark is not None) for piece, mark in _cut(sentence.text, marks)]
+
+
+def says_otherwise(answer: CitedAnswer) -> bool:
+    """Whether a source shows a passage where it disagrees with the answer."""
+    return any(source.disputing for source in answer.sources)
 
 
 def informative_words(text: str) -> set[str]:
