@@ -821,15 +821,24 @@ def test_a_disputing_source_shows_where_it_says_otherwise():
     ]
     plain = cited.to_terminal(color=False)
     assert "disagrees with the answer: It is closed on Sundays <b>now</b>." in plain
+    # in the source's order: its first sentence's highlight, then the passage disputing
+    assert plain.index("support The clinic opens") < plain.index("disagrees with the answer: ")
     md = cited.to_markdown()
-    assert "\u26a0 *It is closed on Sundays \\<b\\>now\\</b\\>.*" in md
-    assert "\u26a0: where it says otherwise" in md
+    assert "\u26a0 \u201cIt is closed on Sundays \\<b\\>now\\</b\\>.\u201d" in md
+    assert "weak support; \u26a0 \u201c\u2026\u201d: where a source says otherwise.*" in md
     html = cited.to_html()
     assert (
         '<mark class="camab-hl camab-hl-disputes" title="disagrees with the answer">'
         "It is closed on Sundays &lt;b&gt;now&lt;/b&gt;.</mark>"
     ) in html
     assert "red marks where a source says otherwise" in html
+    # a source that only disputes: its passage and the legend still say so
+    wrong = replace(result, response=result.response[39:], statements=[])
+    alone = cite(wrong, docs)
+    assert [(s.citations, s.disputed) for s in alone.sentences] == [([], [1])]
+    assert not alone.source(1).highlights and len(alone.source(1).disputing) == 1
+    assert "*\u26a0 \u201c\u2026\u201d: where a source says otherwise.*" in alone.to_markdown()
+    assert ">red marks where a source says otherwise</p>" in alone.to_html()
     # a source that disputes nothing marks no such passage, and says nothing of them
     calm = cite(
         replace(result, response=result.response[:38], statements=result.statements[:1]), docs

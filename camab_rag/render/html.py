@@ -171,15 +171,16 @@ def render_html(
         parts.append('<ol class="camab-sources">')
         parts += [_source_html(answer, page_id, source) for source in answer.sources]
         parts.append("</ol>")
-    if has_highlights(answer):  # the figures for developers in the legend's tooltip
+    legend = [LEGEND_TEXT] if has_highlights(answer) else []
+    legend += ["red marks where a source says otherwise"] if says_otherwise(answer) else []
+    if legend:  # the figures for developers in the legend's tooltip
         calls = f"{int(answer.n_queries)} model call{'' if answer.n_queries == 1 else 's'}"
         detail = (
             f"{answer.method} attribution, {calls}; support scale in nats per answer token: "
             f"strong >= {STRONG_AT:.2f}, support >= {CITE_AT:.2f}, weak >= {WEAK_AT:.3f}"
         )
-        told = "; red marks where a source says otherwise" if says_otherwise(answer) else ""
-        legend = esc(LEGEND_TEXT + told)
-        parts.append(f'<p class="camab-footer" title="{esc(detail)}">{legend}</p>')
+        told = esc("; ".join(legend))
+        parts.append(f'<p class="camab-footer" title="{esc(detail)}">{told}</p>')
     parts.append("</div>")
     fragment = "\n".join(parts)
     if not full_page:

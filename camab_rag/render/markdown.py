@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")  # no [ or ]: no link opens, so ( and ! are safe
 _MARKER = re.compile(r"^([ \t]*)([#+\-=])", re.MULTILINE)  # a block marker opens a line
 _NUMBERED = re.compile(r"^([ \t]*\d+)(?=[.)])", re.MULTILINE)  # "1." opens a list
+OTHERWISE_MARK = "\u26a0 \u201c{}\u201d"  # a passage where a source says otherwise
 NOTICE_MARKDOWN = {"proxy": "> **\u26a0 {}**", "empty": "**{}**"}  # the others in italics
 
 
@@ -61,7 +62,7 @@ def _source_text(answer: CitedAnswer, source: Source) -> str:
         if mark is None or not body:
             parts.append(escape_markdown(piece))
         elif score is None:  # a passage where the source disagrees with the answer
-            parts.append(f" \u26a0 *{body}* ")
+            parts.append(f" {OTHERWISE_MARK.format(body)} ")
         else:
             wrap = "**" if support_level(score) >= 2 else "*"
             parts.append(f" {wrap}{body}{wrap} ")
@@ -101,9 +102,10 @@ def render_markdown(answer: CitedAnswer) -> str:
             if text:
                 lines.append(f"   > {text}")
             lines.append("")
-        if has_highlights(answer):
-            told = "; \u26a0: where it says otherwise" if says_otherwise(answer) else ""
-            lines.append(
-                f"*Bold: the passage that supports the answer; italic: weak support{told}.*"
-            )
+        legend = ["Bold: the passage that supports the answer; italic: weak support"]
+        legend = legend if has_highlights(answer) else []
+        if says_otherwise(answer):
+            legend.append(OTHERWISE_MARK.format("\u2026") + ": where a source says otherwise")
+        if legend:
+            lines.append(f"*{'; '.join(legend)}.*")
     return "\n".join(lines).rstrip() + "\n"

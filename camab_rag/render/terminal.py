@@ -97,6 +97,12 @@ def render_terminal(
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6
+
+        def marked(label: str, text: str, tint: str) -> list[str]:
+            body = textwrap.wrap(_one_line(text), cols - len(indent) - len(label))
+            pads = [label] + [" " * len(label)] * (len(body) - 1)
+            return [indent + pad + style(tint, line) for pad, line in zip(pads, body)]
+
         for source in answer.sources:
             head = f"{style(BOLD + CYAN, f'[{source.number}]')} {_one_line(source.label)}"
             note = style(RED if source.disputes else DIM, f"({_one_line(source_note(source))})")
@@ -104,26 +110,23 @@ def render_terminal(
             if source.url:
                 out.append(indent + style(DIM, _one_line(source.url)))
             shown = shown_highlights(answer, source)
-            if source.disputing:  # where it says otherwise
-                label = f"{DISAGREES}: "
-                for passage in source.disputing:
-                    body = textwrap.wrap(_one_line(passage.text), cols - len(indent) - len(label))
-                    pads = [label] + [" " * len(label)] * (len(body) - 1)
-                    out += [indent + style(RED, pad) + line for pad, line in zip(pads, body)]
-            elif source.disputes and not shown:  # what it says instead: no highlight shows it
+            if source.disputes and not shown and not source.disputing:  # what it says instead
                 width = cols - len(indent)
                 said = textwrap.wrap(_one_line(source.text), width, max_lines=DISPUTED_LINES)
                 out += [indent + style(DIM, line) for line in said]
             words = max((len(support_words(h.score)) for h in shown), default=0)
-            for highlight in shown:  # in the source's order, as Markdown and HTML
-                tint = LEVEL_STYLE[max(support_level(highlight.score), 1)]
+            blocks: list[tuple[int, list[str]]] = []  # (where in the source, its lines)
+            for highlight in shown:
                 filled = max(0, min(8, round(highlight.strength * 8)))
                 bar = f"{'█' * filled}{'·' * (8 - filled)}"
                 bar = bar if colored else f"[{'#' * filled}{' ' * (8 - filled)}]"
                 label = f"{bar} {support_words(highlight.score):<{words}} "
-                body = textwrap.wrap(_one_line(highlight.text), cols - len(indent) - len(label))
-                pads = [label] + [" " * len(label)] * (len(body) - 1)
-                out += [indent + pad + style(tint, line) for pad, line in zip(pads, body)]
+                tint = LEVEL_STYLE[max(support_level(highlight.score), 1)]
+                blocks.append((highlight.start, marked(label, highlight.text, tint)))
+            for passage in source.disputing:  # where it says otherwise
+                blocks.append((passage.start, marked(f"{DISAGREES}: ", passage.text, RED)))
+            for _, block in sorted(blocks, key=lambda block: block[0]):  # the source's order
+                out += block
     if has_highlights(answer):  # words only: the figures are in to_dict() for developers
         out += ["", style(DIM, f"bar: {BAR_LEGEND}")]
     return "\n".join(out) + "\n"
