@@ -147,7 +147,7 @@ def cite(
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
             known = disputed_words.setdefault(unit, [])
-            known += [w for w in words if w not in known]
+            known += [w for w in _in_order(text, words) if w not in known]
         if disputing:  # where each disputing unit says so: its segments read alone
             for i in disputes(result, start, end, "segment") if by_doc else disputing:
                 unit = owner[i] if by_doc else i
@@ -223,6 +223,12 @@ def _strongest(
             bar = max(WEAK_AT, NEAR_STRONGEST * scores[kept[0]])
             chosen += [i for i in kept[:3] if scores[i] >= bar and i not in chosen]
     return chosen[:3]
+
+
+def _in_order(sentence: str, words: Sequence[str]) -> list[str]:
+    """``words`` in the order ``sentence`` says them (any it does not hold, last)."""
+    said = sentence.casefold()
+    return sorted(words, key=lambda w: said.find(w.casefold()) % (len(said) + 1))
 
 
 def _best_passage(owner: Sequence[int], scores: FloatArray, n_units: int) -> FloatArray:

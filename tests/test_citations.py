@@ -233,19 +233,15 @@ def test_a_sentence_stating_two_facts_of_a_source_highlights_both():
 
 
 def _two_sentences(
-    docs: list[dict[str, str]],
-    parts: list[str],
-    response: str,
-    cut: int,
-    first: list[float],
-    second: list[float],
-) -> AttributionResult:
-    """A two-sentence answer (split at ``cut``) over ``parts`` of document 0 and the whole
-    of document 1, each sentence with its scores."""
-    text = docs[0]["text"]
+    text: str, response: str, cut: int, first: list[float], second: list[float]
+) -> tuple[AttributionResult, list[dict[str, str]]]:
+    """A two-sentence answer (split at ``cut``), each sentence with its scores, over the
+    sentences of ``text`` (document 0) and one unrelated document; and the documents."""
+    docs = [{"title": "Source", "text": text}, {"title": "Other", "text": "The shop sells hats."}]
+    parts = re.split(r"(?<=\.) ", text)
     segments = [Segment(t, 0, text.index(t), text.index(t) + len(t)) for t in parts]
     segments.append(Segment(docs[1]["text"], 1, 0, len(docs[1]["text"])))
-    return AttributionResult(
+    result = AttributionResult(
         scores=np.maximum(first, second),
         segments=segments,
         question="When and how?",
@@ -257,16 +253,13 @@ def _two_sentences(
             StatementAttribution(response[cut + 1 :], cut + 1, len(response), np.array(second)),
         ],
     )
+    return result, docs
 
 
 def test_a_segment_stating_otherwise_another_sentence_still_supports_its_own():
-    docs = [
-        {"title": "Refunds", "text": "Returns are accepted within 45 days. Refunds take 7 days."},
-        {"title": "Other", "text": "The shop sells hats."},
-    ]
-    parts = ["Returns are accepted within 45 days.", "Refunds take 7 days."]
+    text = "Returns are accepted within 45 days. Refunds take 7 days."
     response = "You can return items within 45 days. Your refund takes 7 days."
-    result = _two_sentences(docs, parts, response, 36, [0.6, 0.1, 0.0], [0.1, 0.6, 0.0])
+    result, docs = _two_sentences(text, response, 36, [0.6, 0.1, 0.0], [0.1, 0.6, 0.0])
     cited = cite(result, docs)
     assert [s.citations for s in cited.sentences] == [[1], [1]]
     # "45 days" and "7 days" state otherwise each other's sentence, but each supports its own
@@ -791,16 +784,9 @@ def test_a_source_never_reads_weaker_than_the_passage_it_highlights():
 
 def _clinic() -> tuple[AttributionResult, list[dict[str, str]]]:
     """A source supporting one answer sentence and stating otherwise the next."""
-    docs = [
-        {
-            "title": "Clinic <b>hours</b>",
-            "text": "The clinic opens at 9:00 on Saturdays. It is closed on Sundays <b>now</b>.",
-        },
-        {"title": "Parking", "text": "Parking costs 2 euros an hour."},
-    ]
-    parts = ["The clinic opens at 9:00 on Saturdays.", "It is closed on Sundays <b>now</b>."]
+    text = "The clinic opens at 9:00 on Saturdays. It is closed on Sundays <b>now</b>."
     response = "The clinic opens at 9:00 on Saturdays. It is open on Sundays."
-    return _two_sentences(docs, parts, response, 38, [0.8, 0.0, 0.0], [0.2, 0.1, 0.0]), docs
+    return _two_sentences(text, response, 38, [0.8, 0.0, 0.0], [0.2, 0.1, 0.0])
 
 
 def test_a_disputing_source_shows_where_it_says_otherwise():
@@ -845,3 +831,14 @@ def test_a_disputing_source_shows_where_it_says_otherwise():
     )
     assert all(not s.disputing for s in calm.sources)
     assert "says otherwise" not in calm.to_markdown() + calm.to_html()
+
+
+def test_a_disputing_source_names_the_words_in_the_answer_order():
+    """Review (session 60): "Yes, ... open on Sundays." was said to be disputed on
+    "open", "Yes", the order the checks found them in."""
+    text = "The bakery opens at 7 am. It is closed on Sundays."
+    response = "It opens at 7 am. Yes, the bakery is open on Sundays."
+    result, docs = _two_sentences(text, response, 17, [0.8, 0.0, 0.0], [0.2, 0.1, 0.0])
+    cited = cite(replace(result, question="Is the bakery open on Sundays?"), docs)
+    assert cited.source(1).disputes == ["Yes", "open"]
+    assert "disagrees with the answer on \u201cYes\u201d, \u201copen\u201d" in cited.to_markdown()
