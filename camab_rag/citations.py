@@ -128,8 +128,6 @@ def cite(
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     disputed_at: dict[int, list[int]] = {}  # unit index -> its segments stating otherwise
-    citing: dict[int, list[str]] = {}  # unit index -> the sentences citing it
-    lifts: dict[int, FloatArray] = {}  # unit index -> its segments' best score for them
     readings: dict[int, list[tuple[str, FloatArray]]] = {}  # unit -> (citing sentence, scores)
     sentences: list[CitedSentence] = []
     rows = [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
@@ -151,11 +149,9 @@ def cite(
         if disputing:  # where each disputing unit says so: its segments read alone
             for i in disputes(result, start, end, "segment") if by_doc else disputing:
                 unit = owner[i] if by_doc else i
-                at = disputed_at.setdefault(unit, []) if unit in disputing else []
-                at += [i] if i not in at else []
+                if unit in disputing and i not in disputed_at.setdefault(unit, []):
+                    disputed_at[unit].append(i)
         for unit in chosen:
-            citing.setdefault(unit, []).append(text)
-            lifts[unit] = np.maximum(lifts.get(unit, per_segment), per_segment)
             readings.setdefault(unit, []).append((text, per_segment))
         cites = [numbers[u] for u in chosen]
         shown = CitedSentence(text, start, end, cites, [float(scores[u]) for u in chosen])
@@ -172,9 +168,10 @@ def cite(
         score = float(doc_scores[unit] if by_doc else answer_scores[unit])
         text = _joined(segments, members, base) if joined else texts[unit]
         spans = [i for i in members if segments[i].end > segments[i].start]
-        lift = lifts.get(unit, answer_scores)  # for the sentences citing it
-        spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and unit in citing]
-        strong = _strongest(spans, readings.get(unit, []), segments, result.question)
+        cited_by = readings.get(unit, [])  # the sentences citing it; its best score for them
+        lift = np.max([scores for _, scores in cited_by], axis=0) if cited_by else answer_scores
+        spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and cited_by]  # a cheap first cut
+        strong = _strongest(spans, cited_by, segments, result.question)
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
             for i in sorted(strong, key=lambda i: segments[i].start)

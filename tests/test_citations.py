@@ -213,13 +213,13 @@ def test_document_citations_per_sentence_and_numbered_sources():
 
 def test_a_source_shows_the_strongest_segment_of_each_sentence_citing_it():
     first, second = make_result().statements
-    first = replace(first, scores=np.array([0.9, 0.05, 0.0, -0.1, 0.0, 0.2]))
+    first = replace(first, scores=np.array([0.9, 0.1, 0.0, -0.1, 0.0, 0.2]))
     rule = CitationRule(top_k=2, threshold=0.0, relative=0.0, new_words=False)
     cited = cite(make_result(statements=[first, second]), DOCS, rule=rule)
     assert [s.citations for s in cited.sentences] == [[1, 2], [2, 1]]
     shown = cited.source(2).highlights  # doc 2: segment 5 for sentence 1, 4 for sentence 2
     assert [(h.segment_index, h.score) for h in shown] == [(4, 0.7), (5, 0.3)]
-    # doc 0: segment 0 for both sentences; segment 1 (0.05) is under the weak bar
+    # doc 0: segment 1 lifts sentence 1 (0.1) under half its best (0.9): not shown
     assert [h.segment_index for h in cited.source(1).highlights] == [0]
 
 

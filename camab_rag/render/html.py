@@ -104,17 +104,15 @@ def _source_html(answer: CitedAnswer, page_id: str, source: Source) -> str:
         score = getattr(mark, "score", None)  # none: a passage disagreeing with the answer
         if mark is None:
             body.append(esc(piece))
-        elif score is None:
-            body.append(f'<mark class="camab-hl camab-hl-disputes" title="{esc(DISAGREES)}">')
-            body.append(f"{esc(piece)}</mark>")
+            continue
+        if score is None:
+            level, tip = "disputes", DISAGREES
         else:
-            level, words, figure = (
-                max(support_level(score), 1),
-                support_words(score),
-                score_text(score),
-            )
-            body.append(f'<mark class="camab-hl camab-hl-{level}" title="{words} ({figure})">')
-            body.append(f"{esc(piece)}</mark>")
+            level = str(max(support_level(score), 1))
+            tip = f"{support_words(score)} ({score_text(score)})"
+        body.append(
+            f'<mark class="camab-hl camab-hl-{level}" title="{esc(tip)}">{esc(piece)}</mark>'
+        )
     label = esc(source.label)
     kind = "camab-disputes" if source.disputes else f"camab-support-{support_level(source.support)}"
     if source.url:

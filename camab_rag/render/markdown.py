@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _ANYWHERE = re.compile(r"([\\`*_\[\]<>&|~$])")  # no [ or ]: no link opens, so ( and ! are safe
 _MARKER = re.compile(r"^([ \t]*)([#+\-=])", re.MULTILINE)  # a block marker opens a line
 _NUMBERED = re.compile(r"^([ \t]*\d+)(?=[.)])", re.MULTILINE)  # "1." opens a list
+HIGHLIGHT_LEGEND = "Bold: the passage that supports the answer; italic: weak support"
 OTHERWISE_MARK = "\u26a0 \u201c{}\u201d"  # a passage where a source says otherwise
 NOTICE_MARKDOWN = {"proxy": "> **\u26a0 {}**", "empty": "**{}**"}  # the others in italics
 
@@ -102,8 +103,7 @@ def render_markdown(answer: CitedAnswer) -> str:
             if text:
                 lines.append(f"   > {text}")
             lines.append("")
-        legend = ["Bold: the passage that supports the answer; italic: weak support"]
-        legend = legend if has_highlights(answer) else []
+        legend = [HIGHLIGHT_LEGEND] if has_highlights(answer) else []
         if says_otherwise(answer):
             legend.append(OTHERWISE_MARK.format("\u2026") + ": where a source says otherwise")
         if legend:
