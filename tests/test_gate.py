@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -464,6 +465,29 @@ def test_renderers_show_the_unsupported_sentence_without_a_citation():
     assert cited.to_dict()["sentences"][1]["supported"] is False
     # cite() alone applies the gate's verdict at the default threshold
     assert cite(result, CONTEXT).sentences[1].citations == []
+
+
+def test_an_uncertain_sentence_is_not_called_supported():
+    """Fresh-user review (session 60): the JSON said ``"supported": true`` of a sentence
+    the gate found ``uncertain`` (a source disputing its word); it now says which verdict."""
+    result = attribute(
+        QUESTION,
+        CONTEXT,
+        LONG,
+        KeywordScorer(),
+        budget=4,
+        settings=AttributionSettings(anchors=True),
+    )
+    report = GroundednessFilter(threshold=0.5).judge(result).report
+    assert report is not None
+    first = replace(report.sentences[0], verdict="uncertain", supported=True)
+    doubted = replace(report, sentences=[first, *report.sentences[1:]], verdict="uncertain")
+    cited = cite(result, CONTEXT).with_groundedness(doubted)
+    sentences = cited.to_dict()["sentences"]
+    assert [s["verdict"] for s in sentences] == ["uncertain", "unsupported"]
+    assert [s["supported"] for s in sentences] == [None, False]
+    assert cited.sentences[0].citations == [1]  # an uncertain sentence still cites
+    assert "not supported" not in cited.to_markdown().split(INVENTED)[0]
 
 
 def test_the_default_threshold_and_verdict_are_the_benchmarks_figures():

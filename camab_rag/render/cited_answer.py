@@ -11,6 +11,7 @@ from typing import Any, Literal
 import numpy as np
 
 from camab_rag.errors import InputError
+from camab_rag.groundedness.verdict import Verdict
 from camab_rag.render.html import render_html
 from camab_rag.render.markdown import render_markdown
 from camab_rag.render.support import CITE_ABOVE, support_words
@@ -112,7 +113,8 @@ class Source:
 @dataclass(frozen=True)
 class CitedSentence:
     """One answer sentence, the source numbers it cites (best first) and the gate's
-    verdict (``supported``; ``None``: not judged) with its unsupported words' offsets."""
+    ``verdict`` on it (``"supported"``, ``"uncertain"``, ``"unsupported"``; ``None``: not
+    judged) with its unsupported words' offsets."""
 
     text: str
     start: int
@@ -120,14 +122,20 @@ class CitedSentence:
     citations: list[int]
     scores: list[float]  # each cited source's score for this sentence (its best passage's)
     disputed: list[int] = field(default_factory=list)  # sources arguing against a word
-    supported: bool | None = None
+    verdict: Verdict | None = None
     abstention: bool = False
     unsupported_spans: list[tuple[int, int]] = field(default_factory=list)
     support_from: tuple[str, ...] = ()
 
+    @property
+    def supported(self) -> bool | None:
+        """``True`` when the gate finds it supported, ``False`` when it rejects it (it then
+        cites nothing); ``None`` when it is ``uncertain`` or not judged."""
+        return {"supported": True, "unsupported": False}.get(str(self.verdict))
+
     def judged(
         self,
-        supported: bool | None,
+        verdict: Verdict | None,
         abstention: bool,
         spans: Sequence[tuple[int, int]],
         support_from: Sequence[str] = (),
@@ -135,14 +143,15 @@ class CitedSentence:
     ) -> CitedSentence:
         """A copy carrying a verdict (an unsupported or ``misread`` one, or an abstention,
         cites nothing: a source stating a value otherwise is no support)."""
-        cites = supported is not False and not abstention and not misread
-        flagged = supported is False and not abstention
+        rejected = verdict == "unsupported"
+        cites = not rejected and not abstention and not misread
+        flagged = rejected and not abstention
         inside = [(a, b) for a, b in spans if flagged and self.start <= a < self.end]
         return replace(
             self,
             citations=list(self.citations) if cites else [],
             scores=list(self.scores) if cites else [],
-            supported=supported,
+            verdict=verdict,
             abstention=abstention,
             unsupported_spans=inside,
             support_from=tuple(support_from),
@@ -162,6 +171,7 @@ def _plain(value: Any) -> Any:
         data["label"] = value.label
     if isinstance(value, CitedSentence):
         data["support"] = [support_words(score) for score in value.scores]
+        data["supported"] = value.supported
     elif isinstance(value, Source):  # a source that only disputes supports nothing
         shown = value.highlights or not value.disputes
         data["support"] = support_words(value.support) if shown else "disputes the answer"
@@ -182,7 +192,10 @@ def judged_sentences(sentences: Sequence[CitedSentence], report: Any) -> list[Ci
             support_from = tuple(getattr(v, "support_from", ()) or ())
             abstention = bool(getattr(v, "abstention", 0))
             misread = bool(getattr(v, "misread", ()))
-            sentence = sentence.judged(bool(v.supported), abstention, spans, support_from, misread)
+            verdict: Verdict = getattr(v, "verdict", None) or (
+                "supported" if v.supported else "unsupported"
+            )
+            sentence = sentence.judged(verdict, abstention, spans, support_from, misread)
         judged.append(sentence)
     return judged
 
@@ -220,7 +233,9 @@ class CitedAnswer:
         sentences = judged_sentences(self.sentences, report)
         rejected = any(s.supported is False for s in sentences)
         if verdict_name(report) == "unsupported" and not rejected:  # none says which: none cites
-            sentences = [s if s.abstention else s.judged(False, False, []) for s in sentences]
+            sentences = [
+                s if s.abstention else s.judged("unsupported", False, []) for s in sentences
+            ]
         return replace(self, groundedness=report, sentences=sentences).pruned()
 
     def pruned(self) -> CitedAnswer:

@@ -248,7 +248,7 @@ def no_sources_text(answer: Any) -> str | None:
         return None
     rejected = [s for s in claims if s.supported is False]
     answer_rejected = verdict_name(answer.groundedness) == "unsupported" and not any(
-        s.supported for s in claims
+        s.supported is not False for s in claims
     )
     if answer_rejected or (claims and len(rejected) == len(claims)):
         return "No source is cited: the sources do not support this answer."
@@ -304,10 +304,9 @@ def source_note(source: Any) -> str:
 def sentence_note(sentence: CitedSentence) -> str | None:
     """The note after a sentence: its unsupported words quoted, or that it rests on the
     conversation."""
-    if sentence.supported is True and not sentence.citations:
-        return "(from the conversation)" if "conversation" in sentence.support_from else None
     if sentence.supported is not False:
-        return None
+        chat = not sentence.citations and "conversation" in sentence.support_from
+        return "(from the conversation)" if chat else None
     words = [piece for piece, flagged in unsupported_pieces(sentence) if flagged]
     quoted = _quoted(" ".join(w.split()) for w in words if w.strip())
     return "(not supported by the sources" + (f": {quoted})" if quoted else ")")
