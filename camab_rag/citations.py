@@ -5,7 +5,6 @@ and a source stating another value for an answer word shown as disputing it."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -79,28 +78,54 @@ def _documents_for(
         )
     placed: list[Segment | None] = []
     cursors: dict[int, int] = {}
-    per_doc = Counter(s.doc_index for s in result.segments)
     for segment in result.segments:
         text = docs[segment.doc_index].text
-        core, spot = text.strip(), None
+        spot = None
         if text[segment.start : segment.end] == segment.text:
             spot = segment
         elif (found := text.find(segment.text, cursors.get(segment.doc_index, 0))) >= 0:
             spot = replace(segment, start=found, end=found + len(segment.text))
-        elif per_doc[segment.doc_index] == 1 and core and core in segment.text:
-            spot = Segment(core, segment.doc_index, text.find(core), text.find(core) + len(core))
-        placed.append(spot)  # None: decoration the documents lack (shown nowhere)
+        placed.append(spot)
         if spot is not None:
             cursors[segment.doc_index] = spot.end
-    located = {s.doc_index for s in placed if s is not None}
-    for i, (segment, spot) in enumerate(zip(result.segments, placed)):
-        if spot is None and segment.doc_index not in located:
+    for doc_index in sorted({s.doc_index for s in result.segments}):
+        mine = [i for i, s in enumerate(result.segments) if s.doc_index == doc_index]
+        _fill_gaps([(i, result.segments[i]) for i in mine], placed, docs[doc_index].text)
+    segments = [s for s in placed if s is not None]  # every one placed by now
+    return replace(result, segments=segments), docs
+
+
+def _fill_gaps(
+    mine: Sequence[tuple[int, Segment]], placed: list[Segment | None], text: str
+) -> None:
+    """Place, in place, one document's segments not found in its ``text``: each run of
+    them on the text between its found neighbours. A blank one is decoration the document
+    lacks (a metadata line: shown nowhere); a run holding that text is it with decoration
+    around (the segment holding it is placed on it); else the document has changed."""
+    k = 0
+    while k < len(mine):
+        if placed[mine[k][0]] is not None:
+            k += 1
+            continue
+        run = [mine[k]]
+        while k + len(run) < len(mine) and placed[mine[k + len(run)][0]] is None:
+            run.append(mine[k + len(run)])
+        low = max((p.end for i, _ in mine[:k] if (p := placed[i]) is not None), default=0)
+        later = [p.start for i, _ in mine[k + len(run) :] if (p := placed[i]) is not None]
+        core = text[low : min(later, default=len(text))].strip()
+        holder = next((i for i, s in run if core and core in s.text), None)
+        flat = " ".join(" ".join(s.text for _, s in run).split())
+        if core and holder is None and " ".join(core.split()) not in flat:
+            i, segment = run[0]
             raise InputError(
                 f"segment {i} ({segment.text[:40]!r}) is not in document {segment.doc_index}: "
-                "pass the documents that were attributed, in the same order"
+                "pass the documents that were attributed, unchanged and in the same order"
             )
-    segments = [s or Segment("", g.doc_index, 0, 0) for g, s in zip(result.segments, placed)]
-    return replace(result, segments=segments), docs
+        for i, segment in run:
+            start = text.index(core, low) if i == holder else 0
+            size = len(core) if i == holder else 0
+            placed[i] = Segment(text[start : start + size], segment.doc_index, start, start + size)
+        k += len(run)
 
 
 def cite(

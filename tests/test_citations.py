@@ -349,6 +349,35 @@ def test_cite_takes_the_documents_as_the_application_holds_them(granularity):
     assert any("Paris" in h.text for h in source.highlights)
 
 
+@pytest.mark.parametrize("granularity", ["sentence", "chunk"])
+def test_cite_refuses_a_document_edited_since_it_was_attributed(granularity):
+    """Fresh-user review (session 60): a changed sentence was shown nowhere, silently,
+    while reordered documents raised."""
+    texts = ["The tower opened in 1889. It is 330 m tall. It is in Paris.", "Bananas are yellow."]
+    result = attribute(
+        "How tall?", texts, "It is 330 m tall.", KeywordScorer(), budget=8, granularity=granularity
+    )
+    edited = [texts[0].replace("330", "300"), texts[1]]
+    with pytest.raises(InputError, match=r"segment \d .* is not in document 0: .* unchanged"):
+        cite(result, edited)
+    assert cite(result, texts).sources[0].doc_index == 0
+
+
+def test_cite_places_a_sentence_that_carries_a_metadata_prefix():
+    """A prompt's decoration can join a document's first sentence ("Content: ..."): that
+    segment is placed on the sentence, and the metadata line alone is shown nowhere."""
+    plain = ["Bananas are yellow. They grow in bunches.", "The Eiffel Tower is in Paris."]
+    decorated = [f"Source: farm.txt\nContent: {plain[0]}", plain[1]]
+    result = attribute(
+        "What colour are bananas?", decorated, "Bananas are yellow.", KeywordScorer(), budget=8
+    )
+    assert result.segments[1].text == "Content: Bananas are yellow."
+    cited = cite(result, plain)
+    source = next(s for s in cited.sources if s.doc_index == 0)
+    assert [h.text for h in source.highlights] == ["Bananas are yellow."]
+    assert source.highlights[0].start == 0
+
+
 def test_cite_a_real_attribution_run():
     context = [d["text"] for d in DOCS]
     result = attribute("Where and who?", context, RESPONSE, KeywordScorer(), budget=40)
