@@ -416,8 +416,9 @@ def answer_summary(result: AttributionResult, titles: Sequence[str | None] = ())
     if result.status != "ok":
         return data
     named = [*titles, *[None] * len(result.document_scores)]
-    data["documents"] = [
+    data["documents"] = [  # "index" from 0; "label" as words name it (Document 1, a title)
         {"index": i, "score": float(score), "rank": rank, "title": named[i]}
+        | {"label": named[i] or f"Document {i + 1}"}
         for i, (score, rank) in enumerate(zip(result.document_scores, document_ranks(result)))
     ]
     cited = _cited(result)

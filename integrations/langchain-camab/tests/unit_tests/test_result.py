@@ -56,7 +56,9 @@ def test_summary_is_json_ready_and_complete() -> None:
     json.dumps(data)
     assert data["status"] == "ok" and data["prompt_mode"] == "captured"
     assert data["top_documents"] == [1, 0]  # the cited documents, by score (not the 3rd)
-    assert data["documents"][1] == {"index": 1, "score": 0.9, "rank": 1, "title": "B"}
+    assert data["documents"][1] == {"index": 1, "score": 0.9, "rank": 1, "title": "B", "label": "B"}
+    # the index counts from 0, words from 1 (summary(), cite()): the label bridges them
+    assert data["documents"][2]["label"] == "Document 3"
     assert data["citations"] == [
         {"sentence": "First.", "document": 1},
         {"sentence": "Second.", "document": 0},
