@@ -85,6 +85,8 @@ def _documents_for(
             spot = segment
         elif (found := text.find(segment.text, cursors.get(segment.doc_index, 0))) >= 0:
             spot = replace(segment, start=found, end=found + len(segment.text))
+        elif hit := _loose_match(segment.text, text, cursors.get(segment.doc_index, 0)):
+            spot = Segment(hit.group(), segment.doc_index, hit.start(), hit.end())
         placed.append(spot)
         if spot is not None:
             cursors[segment.doc_index] = spot.end
@@ -95,13 +97,34 @@ def _documents_for(
     return replace(result, segments=segments), docs
 
 
+def _loose_match(part: str, text: str, start: int = 0) -> re.Match[str] | None:
+    """``part`` in ``text`` from ``start``, any run of whitespace matching any other (a
+    prompt may re-flow a document's line breaks)."""
+    words = part.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(map(re.escape, words))).search(text, start)
+
+
+def _decoration_around(segment: str, core: str) -> re.Match[str] | None:
+    """Where ``core`` sits in ``segment`` when all else in it is decoration: set off by a
+    line break or a label's colon ("title: X\n\n...", "Content: ..."), not a word cut."""
+    hit = _loose_match(core, segment)
+    if hit is None:
+        return None
+    before, after = segment[: hit.start()].rstrip(" \t"), segment[hit.end() :].lstrip(" \t")
+    apart = (not before or before.endswith(("\n", ":"))) and (not after or after[0] == "\n")
+    return hit if apart else None
+
+
 def _fill_gaps(
     mine: Sequence[tuple[int, Segment]], placed: list[Segment | None], text: str
 ) -> None:
-    """Place, in place, one document's segments not found in its ``text``: each run of
-    them on the text between its found neighbours. A blank one is decoration the document
-    lacks (a metadata line: shown nowhere); a run holding that text is it with decoration
-    around (the segment holding it is placed on it); else the document has changed."""
+    """Place, in place, one document's segments not found in its ``text``, each run of
+    them against the text between its found neighbours: a blank one before the first or
+    after the last is decoration the document lacks (a metadata line: shown nowhere); a
+    run holding that text with decoration around it is placed on it; anything else (text
+    deleted between sentences, a word changed or cut) means the document changed."""
     k = 0
     while k < len(mine):
         if placed[mine[k][0]] is not None:
@@ -110,21 +133,27 @@ def _fill_gaps(
         run = [mine[k]]
         while k + len(run) < len(mine) and placed[mine[k + len(run)][0]] is None:
             run.append(mine[k + len(run)])
-        low = max((p.end for i, _ in mine[:k] if (p := placed[i]) is not None), default=0)
+        before = [p.end for i, _ in mine[:k] if (p := placed[i]) is not None and p.end]
         later = [p.start for i, _ in mine[k + len(run) :] if (p := placed[i]) is not None]
-        core = text[low : min(later, default=len(text))].strip()
-        holder = next((i for i, s in run if core and core in s.text), None)
-        flat = " ".join(" ".join(s.text for _, s in run).split())
-        if core and holder is None and " ".join(core.split()) not in flat:
-            i, segment = run[0]
+        low, high = max(before, default=0), min(later, default=len(text))
+        core = text[low:high].strip()
+        holder = None
+        for i, segment in run if core else ():
+            if _decoration_around(segment.text, core) is not None:
+                start = text.index(core, low)
+                holder = i
+                placed[i] = Segment(core, segment.doc_index, start, start + len(core))
+                break
+        if (core and holder is None) or (not core and before and later):
+            shared = set(core.split())
+            i, segment = max(run, key=lambda item: len(shared & set(item[1].text.split())))
             raise InputError(
                 f"segment {i} ({segment.text[:40]!r}) is not in document {segment.doc_index}: "
                 "pass the documents that were attributed, unchanged and in the same order"
             )
         for i, segment in run:
-            start = text.index(core, low) if i == holder else 0
-            size = len(core) if i == holder else 0
-            placed[i] = Segment(text[start : start + size], segment.doc_index, start, start + size)
+            if i != holder:
+                placed[i] = Segment("", segment.doc_index, 0, 0)
         k += len(run)
 
 

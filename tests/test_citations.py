@@ -363,6 +363,45 @@ def test_cite_refuses_a_document_edited_since_it_was_attributed(granularity):
     assert cite(result, texts).sources[0].doc_index == 0
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace(" It is 330 m tall.", ""),  # a sentence deleted between two
+        lambda t: t.replace("It is 330 m tall.", "330 m tall."),  # words cut from its start
+        lambda t: t.replace("It is in Paris.", "It is in Lyon."),  # the last one changed
+    ],
+)
+def test_cite_refuses_deleted_or_cut_text(edit):
+    """Second review (session 61): a deleted sentence and a cut one passed as decoration."""
+    texts = ["The tower opened in 1889. It is 330 m tall. It is in Paris.", "Bananas are yellow."]
+    result = attribute("How tall?", texts, "It is 330 m tall.", KeywordScorer(), budget=8)
+    with pytest.raises(InputError, match="is not in document 0"):
+        cite(result, [edit(texts[0]), texts[1]])
+
+
+@pytest.mark.parametrize("granularity", ["sentence", "chunk"])
+def test_cite_places_segments_of_a_reflowed_document(granularity):
+    """Second review (session 61): a prompt that re-flows line breaks (text from a PDF)
+    lost the highlights, or put one on the wrong sentence."""
+    held = ["The tower opened\nin 1889. Tickets  cost 12 euros\nfor adults. It is in Paris.", "Hi."]
+    flowed = [" ".join(text.split()) for text in held]
+    answer = "Tickets cost 12 euros."
+    result = attribute("Price?", flowed, answer, KeywordScorer(), budget=8, granularity=granularity)
+    source = cite(result, held).sources[0]
+    assert source.highlights, "no highlight on the re-flowed document"
+    for highlight in source.highlights:
+        assert held[0][highlight.start : highlight.end] == highlight.text
+    assert any("12 euros" in h.text for h in source.highlights)
+
+
+def test_the_error_names_the_edited_sentence_not_a_title_line():
+    plain = ["Tickets cost 12 euros. Children enter free."]
+    decorated = [f"title: Visiting\n\n{plain[0]}"]
+    result = attribute("Price?", decorated, "Tickets cost 12 euros.", KeywordScorer(), budget=8)
+    with pytest.raises(InputError, match=r"\('Tickets cost 12 euros\.'\) is not in document 0"):
+        cite(result, [plain[0].replace("12", "14")])
+
+
 def test_cite_places_a_sentence_that_carries_a_metadata_prefix():
     """A prompt's decoration can join a document's first sentence ("Content: ..."): that
     segment is placed on the sentence, and the metadata line alone is shown nowhere."""

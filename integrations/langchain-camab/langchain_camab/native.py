@@ -3,6 +3,7 @@ metadata, ``Citation`` annotations (unescaped document text) and progress events
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from langchain_core.prompt_values import PromptValue
 
 from camab_rag.errors import InputError
 from camab_rag.integration import METADATA_KEY, native_citations
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from camab_rag import AttributionResult, CitationRule
@@ -83,7 +86,10 @@ def annotate(
     if isinstance(message, BaseMessage) and isinstance(message.response_metadata, dict):
         message.response_metadata[METADATA_KEY] = data
     if result is not None and result.status == "ok" and isinstance(message, AIMessage):
-        message.content = with_citations(message, to_citations(result, documents)).content
+        try:
+            message.content = with_citations(message, to_citations(result, documents)).content
+        except InputError as error:  # documents that are not the attributed ones: no citations
+            logger.warning("camab: no citations on the answer: %s", error)
 
 
 def to_citations(

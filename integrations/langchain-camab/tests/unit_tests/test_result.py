@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -80,3 +81,24 @@ def test_round_trip_keeps_chain_fields() -> None:
     again = AttributionResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again.prompt_mode == "captured" and again.run_id == "r1"
     np.testing.assert_allclose(again.scores, result.scores)
+
+
+def test_citations_over_documents_that_were_not_attributed_never_break_the_chain(
+    caplog: Any,
+) -> None:
+    """cite() refuses documents edited since the attribution; the answer then carries its
+    metadata without citations, and the chain goes on (a warning says why)."""
+    from langchain_camab.native import annotate
+    from langchain_core.documents import Document
+    from langchain_core.messages import AIMessage
+
+    result = replace(_result(), response="First. Second. Third.")
+    message = AIMessage(content=result.response)
+    docs = [Document(page_content=text) for text in ("a", "b", "c")]
+    annotate(message, {"status": "ok"}, result, docs)
+    assert isinstance(message.content, list)  # cited: one text block with annotations
+    edited = AIMessage(content=result.response)
+    annotate(edited, {"status": "ok"}, result, [Document(page_content=t) for t in "axc"])
+    assert edited.content == result.response
+    assert edited.response_metadata["attribution"] == {"status": "ok"}
+    assert "no citations on the answer" in caplog.text
