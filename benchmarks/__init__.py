@@ -10,6 +10,7 @@ import argparse
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "lds": ("benchmarks.bench_lds", "quality per model call: LDS and top-k drop, 8-64 calls"),
     "lds-design": ("benchmarks.lds_design", "ablations of auto at few calls (stored rewards)"),
+    "lds-draws": ("benchmarks.lds_draws", "auto with half-sized Thompson draws at 32-64 calls"),
     "gate": ("benchmarks.bench_gate", "groundedness gate on FRANK and HaluEval (run, report)"),
     "citations": ("benchmarks.bench_citations", "citation precision and recall (HotpotQA)"),
     "conflicts": ("benchmarks.bench_conflicts", "conflicting sources caught (HotpotQA)"),

@@ -327,3 +327,25 @@ def test_only_the_default_reward_is_read_against_the_cut():
     off = Auto._variant(unlikely_halves_from=float("inf"))
     same = attribute_fn(unlikely, N, budget=64, method=off, groups=GROUPS, settings=settings)
     np.testing.assert_array_equal(result.masks, same.masks)
+
+
+def test_half_sized_draws_keep_half_and_skip_a_long_unit_opening() -> None:
+    """The benchmarks' variant (``draws_keep="half"``, benchmarks/lds_draws.py): each
+    Thompson draw keeps the heavier half of the units; a level opens with each unit left
+    out once only where that takes the whole level or at most half of it."""
+    rng = np.random.default_rng(0)
+    half = Auto._variant(draws_keep="half")
+    sampler = half.sampler(12, 40, rng)  # 13 opening rows fit in half of 40: it opens
+    opening = sampler.next_masks()
+    assert opening is not None and opening.shape == (13, 12)
+    sampler.observe(opening, np.array([planted(np.resize(row, N)) for row in opening]))
+    draw = sampler.next_masks()
+    assert draw is not None and draw.sum(axis=1).tolist() == [6]
+    skipped = half.sampler(30, 40, rng).next_masks()  # 31 opening rows: over half of 40
+    assert skipped is not None and skipped.shape == (1, 30) and skipped.sum() == 15
+    opened = Auto().sampler(30, 40, rng).next_masks()  # auto as it ships opens
+    assert opened is not None and opened.shape == (31, 30)
+    with pytest.raises(Exception, match="unknown draws_keep"):
+        Auto._variant(draws_keep="third")
+    result = attribute_fn(planted, N, budget=32, method=half, groups=GROUPS)
+    assert result.n_queries == 32

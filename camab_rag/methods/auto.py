@@ -52,6 +52,7 @@ _CHOICES = {
     "design": ("adaptive", "random_halves"),
     "estimator": ("flat_intercept", "lasso"),
     "halves_fit": ("lasso", "lasso_cv"),
+    "draws_keep": ("positive", "half"),
 }
 
 
@@ -116,6 +117,7 @@ class _Switches:
     unlikely_halves_from: float = UNLIKELY_HALVES_FROM
     unlikely_halves_min_calls: int = UNLIKELY_HALVES_MIN_CALLS
     halves_fit: str = "lasso_cv"  # how the random halves are read ("lasso": ContextCite's)
+    draws_keep: str = "positive"  # "half": a draw keeps its heavier half, no unit opening
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -174,6 +176,7 @@ class AutoSampler(CamabSampler):
         switches = method._switches
         halves = switches.design == "random_halves"
         super().__init__(method.bandit(), n_segments, 0 if halves else budget, rng)
+        self.switches = switches
         self.total = budget
         self.rows = np.zeros((0, n_segments), dtype=bool)
         size = min(budget, round(SHAPLEY_OPENING * budget))  # one level: KernelSHAP's share
@@ -184,12 +187,27 @@ class AutoSampler(CamabSampler):
             self.opening = full if rest is None else np.vstack([full, rest])
         elif halves:  # method="contextcite"'s subsets for the same seed, nothing after them
             self.opening = ContextCite().sampler(n_segments, budget, rng).next_masks()
-        elif switches.leave_one_out_first:
+        elif switches.leave_one_out_first and self._opens(n_segments, budget):
             self.opening = leave_one_out_rows(n_segments) if n_segments < budget else None
         elif n_segments + 1 <= size:  # one level: KernelSHAP's design when N + 1 rows fit
             self.opening = KernelShap().sampler(n_segments, size, rng).next_masks()
         elif switches.documents and n_segments + 1 <= budget:  # else documents left out once
             self.opening = leave_one_out_rows(n_segments)
+
+    def _opens(self, n_segments: int, budget: int) -> bool:
+        """Whether a level opens with each unit left out once: with ``draws_keep="half"``
+        only where that takes the whole level (the documents) or at most half of it (else
+        the next opening below: KernelSHAP's design when ``N + 1`` rows fit in three
+        quarters of the level, or none)."""
+        half = self.switches.draws_keep == "half"
+        return not half or budget <= n_segments + 1 or 2 * (n_segments + 1) <= budget
+
+    def _kept(self, draws: FloatArray) -> Masks:
+        if self.switches.draws_keep != "half":
+            return super()._kept(draws)
+        weights = draws[:, 1:]
+        ranks = np.argsort(np.argsort(-weights, axis=1, kind="stable"), axis=1)
+        return np.asarray(ranks < (weights.shape[1] + 1) // 2, dtype=bool)
 
     def next_masks(self) -> Masks | None:
         batch, self.opening = self.opening, None
@@ -327,6 +345,8 @@ class Auto(Method):
         config.update(config.pop("_switches"))  # flat, as stored results hold them
         if not self.fixed_design:  # no halves fitted: nothing to say how
             config.pop("halves_fit")
+        if config["draws_keep"] == "positive":  # as every stored run before the variant
+            config.pop("draws_keep")
         lexical = config.pop("_lexical")
         config.pop("_answer_words")
         full = config.pop("_full_reward")

@@ -28,8 +28,7 @@ class CamabSampler(Sampler):
         remaining = self.budget - self.n_evaluated
         if remaining <= 0:
             return None
-        draws = self.posterior.sample(self.rng, min(self.method.batch_size, remaining))
-        masks = draws[:, 1:] > 0
+        masks = self._kept(self.posterior.sample(self.rng, min(self.method.batch_size, remaining)))
         if not self.method.redraw:
             return masks
         proposed: set[bytes] = set(self.seen)
@@ -40,9 +39,13 @@ class CamabSampler(Sampler):
             proposed.add(masks[row].tobytes())
         return masks
 
+    def _kept(self, draws: FloatArray) -> Masks:
+        """The subsets of sampled weights (intercept first): the units weighing above 0."""
+        return np.asarray(draws[:, 1:] > 0, dtype=bool)
+
     def _unseen(self, first: NDArray[np.bool_], proposed: set[bytes]) -> NDArray[np.bool_]:
         for _ in range(32):  # redraws, then the most uncertain unseen subset
-            mask = self.posterior.sample(self.rng, 1)[0, 1:] > 0
+            mask = self._kept(self.posterior.sample(self.rng, 1))[0]
             if mask.tobytes() not in proposed:
                 return np.asarray(mask, dtype=bool)
         n = first.size
