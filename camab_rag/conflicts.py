@@ -22,7 +22,6 @@ from camab_rag.groundedness.wordforms import (
     forms,
     misread_spans,
     rivals,
-    stem,
     subject_forms,
 )
 from camab_rag.methods import Method
@@ -106,9 +105,7 @@ def _kind(word: str) -> str:
 
 
 def _words(text: str) -> list[_Word]:
-    """``text``'s words, each with its lower-cased plural-free form ("Tickets": "ticket")."""
-    found = _NAME_WORD.finditer(text)
-    return [_Word(m[0], stem(m[0].lower()), _kind(m[0]), *m.span()) for m in found]
+    return [_Word(m[0], m[0].lower(), _kind(m[0]), *m.span()) for m in _NAME_WORD.finditer(text)]
 
 
 def _neighbour(words: Sequence[_Word], i: int, step: int, reach: int = 3) -> int | None:
@@ -231,7 +228,7 @@ def disputes(
         if stated_value(sentence, span, texts[own], question=result.question):
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
             holding = [u for u, held in enumerate(known) if value and value in held]
-            closest = max(len(asked & known[u]) for u in holding or range(len(known)))
+            closest = max((len(asked & known[u]) for u in holding), default=0)
             if value in worked or len(asked & known[own]) < closest:  # a sum; off subject
                 continue
             text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)

@@ -421,8 +421,7 @@ def test_a_page_of_another_subject_does_not_dispute_a_value_a_page_states():
     """Fresh-user review 11: "0.25 euros." (the daily fine for a book, stated by the fines
     page) was shown disputed by a 2023 list of DVD and printing prices; a page that speaks
     of the question's subject less than the page stating the value disputes nothing. A
-    value no page states is still disputed, by the pages most on the question's subject
-    (session 61: the DVD list disputed it too)."""
+    value no page states is still disputed."""
     docs = [
         "Fines (2025 list). Overdue books cost a fine of 0.25 euros per day.",
         "Fine list 2023 (replaced). Overdue DVDs cost 1 euro per day. Printing costs 0.10 "
@@ -433,7 +432,7 @@ def test_a_page_of_another_subject_does_not_dispute_a_value_a_page_states():
         return _over(docs, "How much is the fine per day for an overdue book?", answer)
 
     assert disputes(result("0.25 euros.")) == {}
-    assert disputes(result("0.30 euros.")) == {0: ["0.30"]}
+    assert disputes(result("0.30 euros.")) == {0: ["0.30"], 1: ["0.30"]}
     # the model's conflict on the amount's decimals ("25" of "0.25") is read the same
     lowered = Conflict(text="25", start=2, end=4, segment=1, backed_by=0, against=-0.8, backing=4.8)
     assert disputes(replace(result("0.25 euros."), conflicts=[lowered])) == {}
@@ -475,17 +474,3 @@ def test_the_sources_the_gate_finds_disagreeing_are_shown_disputing():
     asked = "How much does the Q5 sensor cost?"
     for answer in ("It costs $310.", "310 dollars", "The Q5 costs 310 dollars."):
         assert disputes(_over(pages, asked, answer)) == {1: ["310"]}, answer
-
-
-def test_a_number_is_disputed_across_plurals_and_verb_forms() -> None:
-    """Fresh-user review (session 61): "An adult ticket costs 15 euros." under "Tickets ...
-    cost 12 euros for adults." was disputed by no page: the page's words were compared as
-    written ("tickets", "cost", "adults"), so it read as another subject."""
-    docs = [
-        "The Harbor Museum opened in 1987 in the old customs house.",
-        "Tickets to the Harbor Museum cost 12 euros for adults. Children under 10 enter free.",
-        "The city aquarium next door opened in 2004 and houses 40 tanks.",
-    ]
-    question = "How much is an adult ticket to the Harbor Museum?"
-    assert disputes(_over(docs, question, "An adult ticket costs 15 euros.")) == {1: ["15"]}
-    assert disputes(_over(docs, question, "An adult ticket costs 12 euros.")) == {}
