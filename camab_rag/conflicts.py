@@ -164,6 +164,16 @@ def stated_value(
     return None
 
 
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2})+")
+
+
+def _shown(sentence: str, at: int) -> str:
+    """The answer's word at ``at`` as a reader knows it: a clock time whole ("7:45", not
+    the "45" the checks read)."""
+    clock = next((m[0] for m in _CLOCK.finditer(sentence) if m.start() <= at < m.end()), None)
+    return clock or next(w.text for w in _words(sentence) if w.start <= at < w.end)
+
+
 def plain_number(word: str) -> str:
     """A lower-cased word with an ordinal's suffix dropped ("5th" is "5")."""
     return re.sub(r"^(\d+)(?:st|nd|rd|th)$", r"\1", word)
@@ -231,7 +241,7 @@ def disputes(
             closest = max((len(asked & known[u]) for u in holding), default=0)
             if value in worked or len(asked & known[own]) < closest:  # a sum; off subject
                 continue
-            text = next(w.text for w in _words(sentence) if w.start <= at - a < w.end)
+            text = _shown(sentence, at - a)
             if text not in found.setdefault(own, []):
                 found[own].append(text)
     for a, b in sentences if start < len(response) else []:

@@ -474,3 +474,13 @@ def test_the_sources_the_gate_finds_disagreeing_are_shown_disputing():
     asked = "How much does the Q5 sensor cost?"
     for answer in ("It costs $310.", "310 dollars", "The Q5 costs 310 dollars."):
         assert disputes(_over(pages, asked, answer)) == {1: ["310"]}, answer
+
+
+def test_a_disputed_clock_time_is_shown_whole() -> None:
+    """Fresh-user review (session 61): "leaves at 7:45" under "leaves at 7:15" was shown
+    as disagreeing on "45"."""
+    docs = ["The first train to Brook leaves Alden at 7:15 on weekdays.", "Bananas are yellow."]
+    question = "When does the first train to Brook leave Alden?"
+    found = disputes(_over(docs, question, "The first train leaves at 7:45."))
+    assert found == {0: ["7:45"]}
+    assert disputes(_over(docs, question, "The first train leaves at 7:15.")) == {}
