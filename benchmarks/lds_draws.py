@@ -105,7 +105,7 @@ def replayed(results: str, n: int) -> list[Cells]:
 
 
 def _column(table: list[Cells], key: str, b: int, metric: str) -> list[float]:
-    label = FREE[1] if (key, FREE[1]) == FREE else str(b)
+    label = FREE[1] if key == FREE[0] else str(b)
     return [float(cells.get((key, label), {}).get(metric, np.nan)) for cells in table]
 
 

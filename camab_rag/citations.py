@@ -90,9 +90,11 @@ def _documents_for(
         placed.append(spot)
         if spot is not None:
             cursors[segment.doc_index] = spot.end
-    for doc_index in sorted({s.doc_index for s in result.segments}):
-        mine = [i for i, s in enumerate(result.segments) if s.doc_index == doc_index]
-        _fill_gaps([(i, result.segments[i]) for i in mine], placed, docs[doc_index].text)
+    by_doc: dict[int, list[tuple[int, Segment]]] = {}
+    for i, segment in enumerate(result.segments):
+        by_doc.setdefault(segment.doc_index, []).append((i, segment))
+    for doc_index, mine in sorted(by_doc.items()):
+        _fill_gaps(mine, placed, docs[doc_index].text)
     segments = [s for s in placed if s is not None]  # every one placed by now
     return replace(result, segments=segments), docs
 
@@ -106,15 +108,14 @@ def _loose_match(part: str, text: str, start: int = 0) -> re.Match[str] | None:
     return re.compile(r"\s+".join(map(re.escape, words))).search(text, start)
 
 
-def _decoration_around(segment: str, core: str) -> re.Match[str] | None:
-    """Where ``core`` sits in ``segment`` when all else in it is decoration: set off by a
-    line break or a label's colon ("title: X\n\n...", "Content: ..."), not a word cut."""
+def _decorated(segment: str, core: str) -> bool:
+    """Whether ``segment`` is ``core`` with decoration around it: set off by a line break
+    or a label's colon ("title: X\n\n...", "Content: ..."), not a word cut."""
     hit = _loose_match(core, segment)
     if hit is None:
-        return None
+        return False
     before, after = segment[: hit.start()].rstrip(" \t"), segment[hit.end() :].lstrip(" \t")
-    apart = (not before or before.endswith(("\n", ":"))) and (not after or after[0] == "\n")
-    return hit if apart else None
+    return (not before or before.endswith(("\n", ":"))) and (not after or after[0] == "\n")
 
 
 def _fill_gaps(
@@ -139,7 +140,7 @@ def _fill_gaps(
         core = text[low:high].strip()
         holder = None
         for i, segment in run if core else ():
-            if _decoration_around(segment.text, core) is not None:
+            if _decorated(segment.text, core):
                 start = text.index(core, low)
                 holder = i
                 placed[i] = Segment(core, segment.doc_index, start, start + len(core))
