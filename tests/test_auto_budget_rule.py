@@ -349,3 +349,19 @@ def test_half_sized_draws_keep_half_and_skip_a_long_unit_opening() -> None:
         Auto._variant(draws_keep="third")
     result = attribute_fn(planted, N, budget=32, method=half, groups=GROUPS)
     assert result.n_queries == 32
+
+
+@pytest.mark.parametrize(
+    ("cut", "budget", "words", "prior"),
+    [
+        (0.5, 16, 4, True),  # 16 < 0.5 * 41: as it ships
+        (0.25, 16, 4, False),  # 16 >= 0.25 * 41: the benchmarks' candidate drops it
+        (0.25, 8, 4, True),
+        (0.5, 16, 7, False),  # a longer answer: no prior over several documents
+    ],
+)
+def test_the_short_answers_prior_over_several_documents_stops_at_its_cut(cut, budget, words, prior):
+    switches = _Switches(short_lexical_below=cut)
+    assert budget_rule(switches, 40, budget, 10, words).lexical_prior is prior
+    assert "short_lexical_below" not in Auto().config()  # as stored runs hold them
+    assert Auto._variant(short_lexical_below=0.25).config()["short_lexical_below"] == 0.25

@@ -167,3 +167,30 @@ def test_the_candidate_is_read_against_the_switch_as_it_was() -> None:
         "it fails this check (it had to gain in the text and on both). It had two more tests "
         "to pass: 'The library's default budget' below."
     )
+
+
+def test_the_prior_candidate_is_read_once_on_its_own_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows before line 100 or at other budgets do not count; it is read at 20 rows."""
+    first, count = lds_titles.PRIOR_ROWS
+    old: list[dict[str, Any]] = [{"id": f"o{i}", "budget": 16} for i in range(first)]
+    new: list[dict[str, Any]] = [{"id": f"n{i}", "budget": 16} for i in range(count)]
+    other = [{"id": "x", "budget": 32}]
+    assert lds_titles.prior_words(old + other + new[:-1]).endswith(
+        f"{count - 1} of its {count} rows priced, not read yet."
+    )
+    read: list[str] = []
+
+    def replay(line: dict[str, Any], placement: str, example: Any, **options: Any) -> float:
+        read.append(line["id"])
+        gain = 0.05 if placement == "text" else -0.02  # the candidate, per placement
+        return 0.5 + (gain if options else 0.0)
+
+    monkeypatch.setattr(lds_titles, "_examples", lambda rows: {x["id"]: x for x in rows})
+    monkeypatch.setattr(lds_titles, "replayed_auto", replay)
+    words = lds_titles.prior_words(old + other + new + [{"id": "late", "budget": 16}])
+    assert set(read) == {x["id"] for x in new}
+    assert "by +0.050 ± 0.000 with the title in the text and -0.020 ± 0.000" in words
+    assert "it passes" in words and words.endswith("`auto` does not ship it.")
+    assert lds_titles.prior_ships(old + new) is True
+    monkeypatch.setattr(lds_titles, "replayed_auto", lambda *a, **o: 0.5 - (0.01 if o else 0))
+    assert lds_titles.prior_ships(old + new) is False and lds_titles.prior_ships(old) is None

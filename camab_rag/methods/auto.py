@@ -113,6 +113,7 @@ class _Switches:
     documents: bool = False
     lexical_prior_below: float = LEXICAL_PRIOR_BELOW
     lexical_prior: bool = False
+    short_lexical_below: float = SHORT_LEXICAL_BELOW  # over several documents, its cut
     one_document_lasso_from: float = 0.0  # one document's LASSO from this cut
     unlikely_halves_from: float = UNLIKELY_HALVES_FROM
     unlikely_halves_min_calls: int = UNLIKELY_HALVES_MIN_CALLS
@@ -157,7 +158,7 @@ def budget_rule(
     ):
         return replace(switches, design="random_halves", estimator="lasso", lexical_prior=False)
     short = answer_words is not None and answer_words <= SHORT_ANSWER_WORDS
-    cut = switches.lexical_prior_below if n_docs <= 1 else SHORT_LEXICAL_BELOW
+    cut = switches.lexical_prior_below if n_docs <= 1 else switches.short_lexical_below
     switches = replace(switches, lexical_prior=budget < cut * units and (n_docs <= 1 or short))
     if n_docs <= 1 and budget < switches.one_document_halves_below * units:  # a few rows:
         return replace(switches, design="random_halves", estimator="lasso", halves_fit="lasso")
@@ -345,8 +346,12 @@ class Auto(Method):
         config.update(config.pop("_switches"))  # flat, as stored results hold them
         if not self.fixed_design:  # no halves fitted: nothing to say how
             config.pop("halves_fit")
-        if config["draws_keep"] == "positive":  # as every stored run before the variant
-            config.pop("draws_keep")
+        for name, usual in (
+            ("draws_keep", "positive"),
+            ("short_lexical_below", SHORT_LEXICAL_BELOW),
+        ):
+            if config[name] == usual:  # as every stored run before the variant
+                config.pop(name)
         lexical = config.pop("_lexical")
         config.pop("_answer_words")
         full = config.pop("_full_reward")
