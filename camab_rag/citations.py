@@ -148,9 +148,11 @@ def _fill_gaps(
         if (core and holder is None) or (not core and before and later):
             shared = set(core.split())
             i, segment = max(run, key=lambda item: len(shared & set(item[1].text.split())))
+            d = segment.doc_index
             raise InputError(
-                f"segment {i} ({segment.text[:40]!r}) is not in document {segment.doc_index}: "
-                "pass the documents that were attributed, unchanged and in the same order"
+                f"Document {d + 1} (documents[{d}]) does not hold {segment.text[:40]!r} (the "
+                f"attribution's segment {i}, counted from 0): pass the documents that were "
+                "attributed, unchanged and in the same order"
             )
         for i, segment in run:
             if i != holder:
@@ -241,7 +243,9 @@ def cite(
             if seg.end > seg.start
         ]
         said = disputed_words.get(unit, [])
-        sources.append(Source(*place, highlights, url, said, passages))
+        shown_before = [s for s in segments[:unit] if s.doc_index == doc_index and s.end > s.start]
+        position = None if by_doc else len(shown_before)  # decoration shown nowhere: not counted
+        sources.append(Source(*place, highlights, url, said, passages, position))
     verdict = result.groundedness
     carried = getattr(groundedness_report(verdict), "sentences", None)  # an integration's filter
     if not carried and result.token_support is not None:  # the rule's gate judges

@@ -284,6 +284,21 @@ def test_segment_citations():
     assert cited.sources[1].highlights[0].end == len(SEGMENTS[4].text)
 
 
+def test_a_segment_is_labelled_by_its_place_in_its_document():
+    """Segment 3 of the context is the second sentence of the second document; without
+    the documents' titles it reads "Document 2, segment 2", with them the title's."""
+    scores = np.array([0.0, 0.0, 0.1, 0.9, 0.0, 0.0])
+    answer = "Apples can be red."
+    one = [StatementAttribution(answer, 0, len(answer), scores)]
+    result = make_result(scores=scores, statements=one, response=answer)
+    rule = CitationRule(unit="segment", top_k=1)
+    plain = cite(result, rule=rule).sources[0]
+    assert (plain.segment_index, plain.position, plain.label) == (3, 1, "Document 2, segment 2")
+    titled = cite(result, DOCS, rule=rule)
+    assert titled.sources[0].label == "Fruit, segment 2"
+    assert titled.to_dict()["sources"][0]["label"] == "Fruit, segment 2"
+
+
 def test_without_documents_sources_show_their_segments():
     cited = cite(make_result())
     assert cited.sources[0].title is None
@@ -310,7 +325,10 @@ def test_an_answer_no_document_supports_says_so_in_every_renderer():
 
 
 def test_cite_refuses_mismatched_documents_and_failed_results():
-    with pytest.raises(InputError, match=r"segment 0 .* is not in document 0"):
+    with pytest.raises(
+        InputError,
+        match=r"Document 1 \(documents\[0\]\) does not hold .* segment 0, counted from 0",
+    ):
         cite(make_result(), [DOCS[1], DOCS[0], DOCS[2]])
     with pytest.raises(InputError, match="3 documents, 2 were given"):
         cite(make_result(), DOCS[:2])
@@ -358,7 +376,9 @@ def test_cite_refuses_a_document_edited_since_it_was_attributed(granularity):
         "How tall?", texts, "It is 330 m tall.", KeywordScorer(), budget=8, granularity=granularity
     )
     edited = [texts[0].replace("330", "300"), texts[1]]
-    with pytest.raises(InputError, match=r"segment \d .* is not in document 0: .* unchanged"):
+    with pytest.raises(
+        InputError, match=r"Document 1 \(documents\[0\]\) does not hold .* unchanged"
+    ):
         cite(result, edited)
     assert cite(result, texts).sources[0].doc_index == 0
 
@@ -375,7 +395,7 @@ def test_cite_refuses_deleted_or_cut_text(edit):
     """Second review (session 61): a deleted sentence and a cut one passed as decoration."""
     texts = ["The tower opened in 1889. It is 330 m tall. It is in Paris.", "Bananas are yellow."]
     result = attribute("How tall?", texts, "It is 330 m tall.", KeywordScorer(), budget=8)
-    with pytest.raises(InputError, match="is not in document 0"):
+    with pytest.raises(InputError, match=r"Document 1 \(documents\[0\]\) does not hold"):
         cite(result, [edit(texts[0]), texts[1]])
 
 
@@ -398,7 +418,9 @@ def test_the_error_names_the_edited_sentence_not_a_title_line():
     plain = ["Tickets cost 12 euros. Children enter free."]
     decorated = [f"title: Visiting\n\n{plain[0]}"]
     result = attribute("Price?", decorated, "Tickets cost 12 euros.", KeywordScorer(), budget=8)
-    with pytest.raises(InputError, match=r"\('Tickets cost 12 euros\.'\) is not in document 0"):
+    with pytest.raises(
+        InputError, match=r"Document 1 \(documents\[0\]\) does not hold 'Tickets cost 12 euros\.'"
+    ):
         cite(result, [plain[0].replace("12", "14")])
 
 

@@ -97,6 +97,7 @@ class Source:
     url: str | None = None  # an http(s) link from its ``url``/``source`` metadata
     disputes: list[str] = field(default_factory=list)  # answer words it argues against
     disputing: list[Passage] = field(default_factory=list)  # where it says so, when found
+    position: int | None = None  # a segment's place among its document's (0-based)
 
     @property
     def support(self) -> float:
@@ -106,8 +107,12 @@ class Source:
 
     @property
     def label(self) -> str:
-        segment = f", segment {(self.segment_index or 0) + 1}" if self.kind == "segment" else ""
-        return self.title or f"Document {self.doc_index + 1}{segment}"
+        """Its title or "Document N"; a segment adds its place in that document ("segment
+        2": the document's second), so two segments of one document read apart."""
+        name = self.title or f"Document {self.doc_index + 1}"
+        if self.kind != "segment":
+            return name
+        return f"{name}, segment {(self.position or 0) + 1}"
 
 
 @dataclass(frozen=True)
