@@ -5,7 +5,7 @@ it states another in its place (:func:`stated_value`), a name when the model agr
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -253,8 +253,21 @@ def disputes(
     for a, b in sentences if start < len(response) else []:
         if a < end and b > start:
             for own, words in _opposing(response[a:b], texts, every, result.question).items():
+                words = [w for w in words if not _off_subject(w, own, known, asked)]
                 found.setdefault(own, []).extend(w for w in words if w not in found[own])
-    return found
+    return {own: words for own, words in found.items() if words}
+
+
+def _off_subject(
+    word: str, own: int, known: Sequence[frozenset[str]], asked: Collection[str]
+) -> bool:
+    """Whether unit ``own`` shares fewer of the question's subject words than a unit
+    stating ``word`` itself (a library's hours beside the pool page that says "closed"):
+    the test a number's dispute passes, for an opposite word."""
+    value = next((f for _, _, _, f in forms(word)), "")
+    holding = [u for u, held in enumerate(known) if value and value in held]
+    closest = max((len(set(asked) & known[u]) for u in holding), default=0)
+    return len(set(asked) & known[own]) < closest
 
 
 def _opposing(

@@ -452,6 +452,20 @@ def test_a_page_stating_the_opposite_of_an_answer_word_disputes_it() -> None:
     assert disputes(agreed) == {}
 
 
+def test_a_page_on_another_subject_does_not_dispute_an_opposite_word() -> None:
+    """Review 62: "No, the pool is closed on Sundays." beside a stale pool page (open on
+    Sunday) listed the library's and the recycling centre's opening days as disputing
+    "closed" too. An opposite word is now disputed, as a number is, only by a page sharing
+    at least as many of the question's subject words as a page stating the word itself."""
+    pages = [
+        "Harbour Pool opening hours (2025): Monday to Friday 6:30 to 21:00, closed on Sunday.",
+        "Harbour Pool opening hours (2021): Saturday and Sunday 9:00 to 17:00.",
+        "The town library is open Tuesday to Saturday from 10:00 to 18:00.",
+    ]
+    answer = "No, the pool is closed on Sundays."
+    assert disputes(_over(pages, "Is the pool open on Sunday?", answer)) == {1: ["closed", "No"]}
+
+
 def test_the_sources_the_gate_finds_disagreeing_are_shown_disputing():
     """Review 56: "1994" rendered "the sources disagree on “1994” (which one is current?)"
     with only the current profile listed: the rule of :func:`stated_value` found no value in
