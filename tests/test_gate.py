@@ -480,7 +480,7 @@ def test_an_uncertain_sentence_is_not_called_supported():
     )
     report = GroundednessFilter(threshold=0.5).judge(result).report
     assert report is not None
-    first = replace(report.sentences[0], verdict="uncertain", supported=True)
+    first = replace(report.sentences[0], verdict="uncertain", grounded=True)
     doubted = replace(report, sentences=[first, *report.sentences[1:]], verdict="uncertain")
     cited = cite(result, CONTEXT).with_groundedness(doubted)
     sentences = cited.to_dict()["sentences"]

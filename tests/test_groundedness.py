@@ -19,7 +19,7 @@ from camab_rag.groundedness import (
     assess_groundedness,
 )
 from camab_rag.groundedness.filter import DEFAULT_FALLBACK
-from camab_rag.groundedness.report import top_share
+from camab_rag.groundedness.report import SentenceGroundedness, top_share
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 from camab_rag.steps import drive
@@ -338,3 +338,21 @@ def test_a_failed_check_does_not_claim_the_documents_lack_support():
     passing = GroundednessFilter(mode="block", fallback=fallback, on_error="pass")
     shown = drive(passing.answer_steps(QUESTION, CONTEXT, SUPPORTED, FailingScorer()))
     assert not shown.blocked and shown.answer == SUPPORTED and called == []
+
+
+def test_an_uncertain_sentence_passes_the_gate_but_is_not_called_supported():
+    """Review 62: a report sentence said ``"supported": true`` beside ``"verdict":
+    "uncertain"`` (a source disputing it); a front end read it as a supported badge."""
+    base = SentenceGroundedness("It opens at 9.", 0, 14, gain=0.1, top_share=0.5, grounded=True)
+    cases = [("supported", True, True), ("uncertain", True, None), ("unsupported", False, False)]
+    for verdict, grounded, supported in cases:
+        sentence = replace(base, verdict=verdict, grounded=grounded)
+        data = json.loads(json.dumps(sentence.to_dict()))
+        assert (sentence.supported, data["supported"], data["grounded"]) == (
+            supported,
+            supported,
+            grounded,
+        )
+        assert SentenceGroundedness.from_dict(data) == sentence
+    old = {k: v for k, v in replace(base, verdict="uncertain").to_dict().items() if k != "grounded"}
+    assert SentenceGroundedness.from_dict(old | {"supported": True}).grounded is True  # stored

@@ -46,14 +46,16 @@ class SentenceGroundedness:
     """One answer sentence's figures and verdict, read as the answer's; ``support_from``: the
     parts of the context its words come from; ``contested``: its numbers two sources state
     differently (at most ``uncertain``); ``misread``: its ``unchecked_facts`` the context
-    states otherwise (another subject's number, an opposite), which never block."""
+    states otherwise (another subject's number, an opposite), which never block.
+    ``grounded`` is ``False`` only for ``unsupported`` (it passes the gate, as the report's
+    ``grounded``); ``supported`` reads the verdict: ``None`` for ``uncertain``."""
 
     text: str
     start: int
     end: int
     gain: float
     top_share: float
-    supported: bool
+    grounded: bool
     source: Literal["measured", "surrogate"] = "surrogate"
     abstention: bool = False
     support_from: tuple[ContextPart, ...] = ()
@@ -68,7 +70,14 @@ class SentenceGroundedness:
 
     def __post_init__(self) -> None:
         if self.verdict is None:
-            object.__setattr__(self, "verdict", "supported" if self.supported else "unsupported")
+            object.__setattr__(self, "verdict", "supported" if self.grounded else "unsupported")
+
+    @property
+    def supported(self) -> bool | None:
+        """``True`` for ``supported``, ``False`` for ``unsupported``, ``None`` for
+        ``uncertain`` (a source disputes it, or it is worded differently), as
+        ``CitedSentence.supported``."""
+        return {"supported": True, "unsupported": False}.get(str(self.verdict))
 
     def __repr__(self) -> str:
         p = "" if self.p_unsupported is None else f", p_unsupported={self.p_unsupported:.2f}"
@@ -76,12 +85,14 @@ class SentenceGroundedness:
         return f"SentenceGroundedness({text!r}, {self.verdict}{p})"
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        return _plain(self) | {"supported": self.supported}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
         parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread")}
+        if "grounded" not in data:  # written before 0.x's rename: "supported" passed the gate
+            parts["grounded"] = bool(data.get("supported"))
         return cls(**cast_fields(cls, data, {**done, **parts}))
 
 
@@ -132,7 +143,7 @@ class GroundednessReport:
 
     @property
     def unsupported_sentences(self) -> list[SentenceGroundedness]:
-        return [s for s in self.sentences if not s.supported]
+        return [s for s in self.sentences if not s.grounded]
 
     @property
     def earlier_turns(self) -> int:
@@ -247,7 +258,7 @@ def build_report(
                 end=s.end,
                 gain=gain,
                 top_share=top_share(s.scores, top_k),
-                supported=bool(abstention or score >= threshold),
+                grounded=bool(abstention or score >= threshold),
                 abstention=abstention,
                 score=score,
                 unchecked_facts=own if result.segments else None,
@@ -308,7 +319,7 @@ def _decided(
             else _judged(s.score, s.coverage, threshold, calibration, doubts)
         )
         sentences.append(
-            replace(s, verdict=verdict, p_unsupported=p, supported=verdict != "unsupported")
+            replace(s, verdict=verdict, p_unsupported=p, grounded=verdict != "unsupported")
         )
     contested = [w for s in sentences if not s.abstention for w in s.contested or ()]
     contested += report.unchecked_facts or ()
@@ -383,7 +394,7 @@ def support_report(
                 end=span.end,
                 gain=span.gain,
                 top_share=shares.get((span.start, span.end), 0.0),
-                supported=True,  # verdicts: _decided
+                grounded=True,  # verdicts: _decided
                 source="measured",
                 abstention=abstention,
                 support_from=support_parts(span.text, documents, said_before),
@@ -446,7 +457,7 @@ def read_by(report: GroundednessReport, block_on: BlockOn = DEFAULT_BLOCK_ON) ->
     if block_on != "facts" or report.unchecked_facts is None:
         return report
     sentences = [
-        replace(s, verdict="uncertain", supported=True)
+        replace(s, verdict="uncertain", grounded=True)
         if s.verdict == "unsupported" and not s.abstention and not _absent(s)
         else s
         for s in report.sentences
