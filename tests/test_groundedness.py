@@ -20,6 +20,7 @@ from camab_rag.groundedness import (
 )
 from camab_rag.groundedness.filter import DEFAULT_FALLBACK
 from camab_rag.groundedness.report import SentenceGroundedness, top_share
+from camab_rag.groundedness.verdict import Verdict
 from camab_rag.result import AttributionResult, StatementAttribution
 from camab_rag.segments import Segment
 from camab_rag.steps import drive
@@ -344,7 +345,11 @@ def test_an_uncertain_sentence_passes_the_gate_but_is_not_called_supported():
     """Review 62: a report sentence said ``"supported": true`` beside ``"verdict":
     "uncertain"`` (a source disputing it); a front end read it as a supported badge."""
     base = SentenceGroundedness("It opens at 9.", 0, 14, gain=0.1, top_share=0.5, grounded=True)
-    cases = [("supported", True, True), ("uncertain", True, None), ("unsupported", False, False)]
+    cases: list[tuple[Verdict, bool, bool | None]] = [
+        ("supported", True, True),
+        ("uncertain", True, None),
+        ("unsupported", False, False),
+    ]
     for verdict, grounded, supported in cases:
         sentence = replace(base, verdict=verdict, grounded=grounded)
         data = json.loads(json.dumps(sentence.to_dict()))

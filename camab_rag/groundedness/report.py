@@ -91,9 +91,9 @@ class SentenceGroundedness:
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
         parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread")}
-        if "grounded" not in data:  # written before 0.x's rename: "supported" passed the gate
-            parts["grounded"] = bool(data.get("supported"))
-        return cls(**cast_fields(cls, data, {**done, **parts}))
+        # stored before the rename, "supported" held the pass bit
+        passed = {} if "grounded" in data else {"grounded": bool(data.get("supported"))}
+        return cls(**cast_fields(cls, data, {**done, **parts, **passed}))
 
 
 @dataclass(frozen=True)
