@@ -361,3 +361,6 @@ def test_an_uncertain_sentence_passes_the_gate_but_is_not_called_supported():
         assert SentenceGroundedness.from_dict(data) == sentence
     old = {k: v for k, v in replace(base, verdict="uncertain").to_dict().items() if k != "grounded"}
     assert SentenceGroundedness.from_dict(old | {"supported": True}).grounded is True  # stored
+    unsaid = {k: v for k, v in old.items() if k != "verdict"} | {"supported": True}
+    assert SentenceGroundedness.from_dict(unsaid).grounded is True  # before verdicts
+    assert SentenceGroundedness.from_dict(old | {"supported": None}).grounded is True  # review 62

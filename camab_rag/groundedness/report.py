@@ -91,8 +91,11 @@ class SentenceGroundedness:
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
         parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread")}
-        # stored before the rename, "supported" held the pass bit
-        passed = {} if "grounded" in data else {"grounded": bool(data.get("supported"))}
+        # without "grounded": the verdict says it, else (stored before the rename)
+        # "supported" held the pass bit
+        verdict = data.get("verdict")
+        passes = bool(data.get("supported")) if verdict is None else verdict != "unsupported"
+        passed = {} if "grounded" in data else {"grounded": passes}
         return cls(**cast_fields(cls, data, {**done, **parts, **passed}))
 
 
