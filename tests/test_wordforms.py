@@ -682,6 +682,33 @@ def test_a_negated_opposite_and_a_value_of_the_clause_after_and(answer, misread)
     assert [answer[a:b] for a, b in found if answer[a:b].lower() != "yes"] == misread
 
 
+GYM = "Harbor Gym is open Monday to Friday from 6:00 to 22:00. On Sundays the gym is closed."
+GYM_ARCHIVE = "Harbor Gym hours (2021 archive). On Sundays the gym is open from 9:00 to 14:00."
+
+
+@pytest.mark.parametrize(
+    ("answer", "pages", "misread"),
+    [
+        ("Harbor Gym is open Monday to Friday and closed on Sundays.", [GYM], []),
+        ("Harbor Gym is open Monday to Friday and open on Sundays.", [GYM], ["open"]),
+        ("Harbor Gym is closed Monday to Friday and closed on Sundays.", [GYM], ["closed"]),
+        ("Harbor Gym is open Monday to Friday and closed on Sundays.", [GYM_ARCHIVE], ["closed"]),
+        # two pages state Sundays differently: read with the whole clause, as before
+        (
+            "Harbor Gym is open Monday to Friday and closed on Sundays.",
+            [GYM, GYM_ARCHIVE],
+            ["closed"],
+        ),
+    ],
+)
+def test_an_opposite_is_read_with_its_piece_after_and(answer, pages, misread):
+    """Review 62: "... open Monday to Friday ... and closed on Sundays" was read against the
+    page's clause closest to the whole sentence (its weekday hours, "open"), so the page
+    saying "On Sundays the gym is closed" was shown disputing its own statement."""
+    context = ContextWords.of(pages, "When is Harbor Gym open?")
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
 def test_an_ordinal_in_digits_is_its_number():
     """ "the 5th" restates "5 January"; "the 6th" is a value the context lacks."""
     term = ContextWords.of(["The spring term starts on Monday 5 January."], "When does it start?")

@@ -593,6 +593,32 @@ def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool
     return (best[1] or best[3]) > 0 and stated == {opposite}
 
 
+_JOINED = re.compile(r"\s(?:and|but)\s", re.IGNORECASE)
+
+
+def _joined_reading(
+    part: str, at: int, clause: tuple[int, int], value: str, context: ContextWords
+) -> bool | None:
+    """Whether the piece of a clause joined by "and"/"but" holding ``at`` ("... open Monday
+    to Friday and closed on Sundays") states the opposite of ``value`` (``True``) or
+    ``value`` itself (``False``) in the context's clauses closest to its own subject; ``None``
+    (read the whole clause) with no such piece, or where those clauses do not say one."""
+    cuts = list(_JOINED.finditer(part, *clause))
+    start = max((m.end() for m in cuts if m.end() <= at), default=clause[0])
+    end = min((m.start() for m in cuts if m.start() >= at), default=clause[1])
+    opposite = OPPOSITES[value]
+    subject = _content(part[start:end]) - {value, opposite}
+    if (start, end) == clause or not subject:
+        return None
+    _, best, closest = _closest(subject, context)
+    stated = {
+        v for v in (value, opposite) for c in closest if v in c.forms and OPPOSITES[v] not in c.own
+    }
+    if not (best[1] or best[3]) or len(stated) != 1:
+        return None
+    return stated == {opposite}
+
+
 def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
     """Whether the context's form ``rival`` is a number of ``value``'s kind (year, ``unit``)."""
     if not is_number(rival):
@@ -836,8 +862,14 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             clause = _content(part[a:b])
             said = OPPOSITES[value] if k in flips.values() else value
             segment = _content(part[max(a, c) : min(b, d)])  # ", lunch included"
-            if _opposed(said, clause, context) or (
-                segment != clause and len(segment) > 1 and _opposed(said, segment, context)
+            piece = _joined_reading(part, start, (a, b), said, context)
+            if (
+                piece
+                if piece is not None
+                else (
+                    _opposed(said, clause, context)
+                    or (segment != clause and len(segment) > 1 and _opposed(said, segment, context))
+                )
             ):
                 spans.append((s_start + start, s_start + end))
         # a reply; a "No" to a qualifier the context lacks is judged by the words after it
