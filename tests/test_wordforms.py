@@ -709,6 +709,15 @@ def test_an_opposite_is_read_with_its_piece_after_and(answer, pages, misread):
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
 
 
+@pytest.mark.parametrize(("reply", "misread"), [("No.", []), ("Yes.", ["Yes"])])
+def test_a_bare_reply_is_read_with_the_questions_weekday(reply, misread):
+    """Review 62: a bare "No." to "Is Harbor Gym open on Sundays?" was read against the
+    page's weekday hours ("open"), so the page saying the gym is closed on Sundays
+    disputed it, and a bare "Yes." was not misread."""
+    context = ContextWords.of([GYM], "Is Harbor Gym open on Sundays?")
+    assert [reply[a:b] for a, b in misread_spans(reply, context)] == misread
+
+
 def test_an_ordinal_in_digits_is_its_number():
     """ "the 5th" restates "5 January"; "the 6th" is a value the context lacks."""
     term = ContextWords.of(["The spring term starts on Monday 5 January."], "When does it start?")

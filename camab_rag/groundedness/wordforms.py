@@ -877,7 +877,8 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
-            if any(_opposed(v, subject, context) for v in claimed):
+            days = subject | (context.asked & CALENDAR)  # "No." to "... open on Sundays?"
+            if any(_opposed(v, days, context) for v in claimed):
                 spans.append((found[0][0], found[0][1]))
         sentence = _closest(subject, context)
         if sentence[1][1] == 0:
