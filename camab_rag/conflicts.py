@@ -5,7 +5,7 @@ it states another in its place (:func:`stated_value`), a name when the model agr
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -237,9 +237,7 @@ def disputes(
         sentence, span = response[a:b], (at - a, at - a + 1)
         if stated_value(sentence, span, texts[own], question=result.question):
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
-            holding = [u for u, held in enumerate(known) if value and value in held]
-            closest = max((len(asked & known[u]) for u in holding), default=0)
-            if value in worked or len(asked & known[own]) < closest:  # a sum; off subject
+            if value in worked or _off_subject(value, own, known, asked):  # a sum
                 continue
             text = _shown(sentence, at - a)
             if text not in found.setdefault(own, []):
@@ -253,21 +251,26 @@ def disputes(
     for a, b in sentences if start < len(response) else []:
         if a < end and b > start:
             for own, words in _opposing(response[a:b], texts, every, result.question).items():
-                words = [w for w in words if not _off_subject(w, own, known, asked)]
-                found.setdefault(own, []).extend(w for w in words if w not in found[own])
-    return {own: words for own, words in found.items() if words}
+                words = [w for w in words if not _off_subject(_form(w), own, known, asked)]
+                if words:
+                    found.setdefault(own, []).extend(w for w in words if w not in found[own])
+    return found
+
+
+def _form(word: str) -> str:
+    """A word's form as :func:`forms` reads it ("" for none)."""
+    return next((f for _, _, _, f in forms(word)), "")
 
 
 def _off_subject(
-    word: str, own: int, known: Sequence[frozenset[str]], asked: Collection[str]
+    value: str, own: int, known: Sequence[frozenset[str]], asked: frozenset[str]
 ) -> bool:
-    """Whether unit ``own`` shares fewer of the question's subject words than a unit
-    stating ``word`` itself (a library's hours beside the pool page that says "closed"):
-    the test a number's dispute passes, for an opposite word."""
-    value = next((f for _, _, _, f in forms(word)), "")
+    """Whether unit ``own`` shares fewer of the question's subject words (``asked``) than a
+    unit stating the form ``value`` itself (another item's price; a library's hours beside
+    the pool page that says "closed"): such a unit does not dispute it."""
     holding = [u for u, held in enumerate(known) if value and value in held]
-    closest = max((len(set(asked) & known[u]) for u in holding), default=0)
-    return len(set(asked) & known[own]) < closest
+    closest = max((len(asked & known[u]) for u in holding), default=0)
+    return len(asked & known[own]) < closest
 
 
 def _opposing(

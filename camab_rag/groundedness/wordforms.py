@@ -583,14 +583,21 @@ def _asked_in(asked: frozenset[str], clause: Sentence) -> int:
     return sum(holds(word, clause.forms) for word in asked)
 
 
-def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
-    """Whether the clauses closest to ``subject`` state ``value``'s opposite, none ``value``."""
+def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[str] | None:
+    """Which of ``value`` and its opposite the clauses closest to ``subject`` state (a value
+    a clause states and not, itself, its opposite); ``None`` when no clause shares it."""
     opposite = OPPOSITES[value]
     _, best, closest = _closest(subject - {value, opposite}, context)
-    stated = {  # a value a clause states and not, itself, its opposite
+    if not (best[1] or best[3]):
+        return None
+    return {
         v for v in (value, opposite) for c in closest if v in c.forms and OPPOSITES[v] not in c.own
     }
-    return (best[1] or best[3]) > 0 and stated == {opposite}
+
+
+def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
+    """Whether the clauses closest to ``subject`` state ``value``'s opposite, none ``value``."""
+    return _said_of(value, subject, context) == {OPPOSITES[value]}
 
 
 _JOINED = re.compile(r"\s(?:and|but)\s", re.IGNORECASE)
@@ -606,17 +613,9 @@ def _joined_reading(
     cuts = list(_JOINED.finditer(part, *clause))
     start = max((m.end() for m in cuts if m.end() <= at), default=clause[0])
     end = min((m.start() for m in cuts if m.start() >= at), default=clause[1])
-    opposite = OPPOSITES[value]
-    subject = _content(part[start:end]) - {value, opposite}
-    if (start, end) == clause or not subject:
-        return None
-    _, best, closest = _closest(subject, context)
-    stated = {
-        v for v in (value, opposite) for c in closest if v in c.forms and OPPOSITES[v] not in c.own
-    }
-    if not (best[1] or best[3]) or len(stated) != 1:
-        return None
-    return stated == {opposite}
+    subject = _content(part[start:end]) - {value, OPPOSITES[value]}
+    stated = _said_of(value, subject, context) if (start, end) != clause and subject else None
+    return None if stated is None or len(stated) != 1 else stated == {OPPOSITES[value]}
 
 
 def _alike(rival: str, value: str, unit: str, context: ContextWords) -> bool:
