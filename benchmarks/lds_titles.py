@@ -478,12 +478,6 @@ def _prior_changes(lines: list[dict[str, Any]]) -> dict[str, list[float]] | None
     return changes
 
 
-def prior_ships(lines: list[dict[str, Any]]) -> bool | None:
-    """Whether :data:`PRIOR_CANDIDATE` passes its rule (``None``: its rows not all priced)."""
-    changes = _prior_changes(lines)
-    return None if changes is None else _ships(changes)
-
-
 def prior_words(lines: list[dict[str, Any]]) -> str:
     """What :data:`PRIOR_CANDIDATE` does on its rows, against the rule fixed with it."""
     first, count = PRIOR_ROWS
