@@ -242,8 +242,11 @@ def disputes(
             text = _shown(sentence, at - a)
             if text not in found.setdefault(own, []):
                 found[own].append(text)
-    for a, b in sentences if start < len(response) else []:
-        for (x, y), against in rivals(response[a:b], every) if a < end and b > start else []:
+    for k, (a, b) in enumerate(sentences) if start < len(response) else []:
+        before = response[slice(*sentences[k - 1])] if k else ""  # "They ...": its subject
+        for (x, y), against in (
+            rivals(response[a:b], every, before) if a < end and b > start else []
+        ):
             claimed = response[a + x : a + y]
             for own in sorted(against) if start <= a + x < end else []:  # the gate's rivals
                 words = found.setdefault(own, [])

@@ -498,3 +498,23 @@ def test_a_disputed_clock_time_is_shown_whole() -> None:
     found = disputes(_over(docs, question, "The first train leaves at 7:45."))
     assert found == {0: ["7:45"]}
     assert disputes(_over(docs, question, "The first train leaves at 7:15.")) == {}
+
+
+def test_a_pronoun_led_sentence_is_disputed_as_the_one_before_it() -> None:
+    """Review finding: "They close at 21:00." (the galleries, on Thursdays) was shown
+    disputed by the museum shop's "10:00 to 17:00"; only a page giving the galleries'
+    Thursday hour otherwise disputes it."""
+    answer = "On Thursdays the galleries stay open late. They close at 21:00."
+    docs = [
+        "On Thursdays the galleries stay open until 21:00.",
+        "The museum shop is open weekdays only, from 10:00 to 17:00.",
+        "On Thursdays the galleries stay open until 20:00.",
+    ]
+    result = AttributionResult(
+        scores=np.array([0.9, 0.2, 0.4]),
+        segments=[Segment(text, i, 0, len(text)) for i, text in enumerate(docs)],
+        question="How late is the museum open on Thursdays?",
+        response=answer,
+        n_documents=3,
+    )
+    assert disputes(result) == {2: ["21:00"]}

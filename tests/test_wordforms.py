@@ -916,6 +916,77 @@ def test_weekdays_and_weekends_name_their_days():
     assert unchecked_facts("It opens at 6 am on Saturday.", gym) == ["6"]
 
 
+def test_an_every_day_clause_states_each_weekday_it_does_not_name():
+    """Review finding: "open daily" held no weekday, so a right "open on Mondays" was flagged
+    ("the sources do not say Mondays"); a day the text names keeps its own clause."""
+    pool = ContextWords.of(["Riverside Pool is open daily from 7:00 to 21:00."], "When?")
+    assert unchecked_facts("It is open on Mondays.", pool) == []
+    week = ContextWords.of(["The pool is open seven days a week."], "When?")
+    assert unchecked_facts("It is open on Sunday.", week) == []
+    pass_ = ContextWords.of(["A daily pass for the pool costs 5 euros."], "When?")
+    assert "Sundays" in unchecked_facts("It is open on Sundays.", pass_)
+    closed = ContextWords.of(
+        ["The pool is open every day from 7:00 to 21:00. It is closed on Mondays."], "When?"
+    )
+    assert closed.sentences[0].implied & {"monday", "tuesday"} == {"tuesday"}
+    assert misread_spans("It is open on Mondays.", closed) != []
+
+
+def test_days_excepted_from_an_every_day_clause_state_its_opposite():
+    """Review finding: "open every day except Tuesdays" disputed a right "No." to "open on
+    Tuesdays?" and passed "open on Tuesdays"; a café "open 7 days a week" is not the
+    closest clause to the shop's Sunday, though it implies one."""
+    pool = ContextWords.of(
+        ["Riverside Pool is open daily except Mondays, from 7:00 to 21:00."],
+        "Is the pool open on Monday?",
+    )
+    assert misread_spans("No.", pool) == []
+    assert unchecked_facts("No, it is closed on Mondays.", pool) == []
+    assert misread_spans("Yes, it is open on Mondays.", pool) != []
+    assert unchecked_facts("It is open on Tuesdays from 7:00 to 21:00.", pool) == []
+    shops = ContextWords.of(
+        [
+            "The cafe is open 7 days a week from 9:30 to 18:00. "
+            "The shop is open weekdays only, from 10:00 to 17:00."
+        ],
+        "Is the shop open on Sundays?",
+    )
+    assert misread_spans("No.", shops) == []
+    museum = ContextWords.of(
+        [
+            "The museum is open every day except Tuesdays, from 10:00 to 17:30.",
+            "The museum shop is open weekdays only, from 10:00 to 17:00.",
+        ],
+        "Is the museum open on Tuesdays?",
+    )  # the shop's clause ties with "except Tuesdays": the one saying least else decides
+    assert misread_spans("No.", museum) == []
+    assert misread_spans("Yes.", museum) != []
+
+
+def test_a_range_of_opening_days_states_the_rest_closed():
+    """ "open Tuesday to Sunday" (no other day named, no every-day clause) says Monday is
+    closed: "Yes, it is open on Monday." passed and the right "No, it is closed on
+    Mondays." was flagged; a page giving another day its own hours implies nothing."""
+    pool = ContextWords.of(
+        ["Riverside Pool is open Tuesday to Sunday from 7:00 to 21:00."],
+        "Is the pool open on Monday?",
+    )
+    assert unchecked_facts("No, it is closed on Mondays.", pool) == []
+    assert misread_spans("No.", pool) == []
+    assert misread_spans("Yes, it is open on Monday.", pool) != []
+    assert unchecked_facts("It is open on Wednesday.", pool) == []
+    bank = ContextWords.of(
+        ["The bank is open Monday to Friday from 9:00 to 17:00, Saturday 10:00 to 13:00."],
+        "Is the bank open on Sunday?",
+    )
+    assert misread_spans("No.", bank) == [] and misread_spans("Yes.", bank) != []
+    later = ContextWords.of(
+        ["The bank is open Monday to Friday from 9:00 to 17:00. It opens Saturdays at 10."],
+        "Is the bank open on Sunday?",
+    )
+    assert [s.implied for s in later.sentences] == [frozenset()] * len(later.sentences)
+
+
 def test_a_span_of_times_states_when_something_starts_and_ends():
     breakfast = ContextWords.of(["Breakfast is served between 06:30 and 09:30."], "When?")
     assert coverage("Breakfast ends at 9:30 am.", breakfast) == 1.0
@@ -1577,3 +1648,19 @@ def test_a_bare_year_reads_the_question_in_its_inflected_form():
     )
     for answer, year in (("2006.", "2006"), ("2019", "2019"), ("It opened in 2006.", "2006")):
         assert [answer[a:b] for a, b in rival_spans(answer, pages)] == [year], answer
+
+
+def test_a_pronoun_led_sentence_has_the_subject_of_the_one_before():
+    """Review finding: "They close at 21:00." after "On Thursdays the galleries stay open
+    late." was read with no subject, so the shop's "10:00 to 17:00" was shown disputing it
+    ("which one is current?"); a page giving the galleries another hour still does."""
+    pages = [
+        "On Thursdays the galleries stay open until 21:00.",
+        "The museum shop is open weekdays only, from 10:00 to 17:00.",
+    ]
+    museum = ContextWords.of(pages, "How late is the museum open on Thursdays?")
+    first = "On Thursdays the galleries stay open late."
+    assert rival_spans("They close at 21:00.", museum, first) == []
+    assert rival_spans("They close at 21:00.", museum) != []  # no subject: the shop's hours
+    stale = ContextWords.of([*pages, "On Thursdays the galleries stay open until 20:00."], "?")
+    assert rival_spans("They close at 21:00.", stale, first) != []

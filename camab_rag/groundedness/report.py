@@ -380,6 +380,7 @@ def support_report(
     statements: Sequence[StatementAttribution] = result.statements if result is not None else ()
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
+    before = ""
     for span in support.sentences():
         abstention = is_abstention(span.text)
         within = support.within([(span.start, span.end)])
@@ -388,8 +389,9 @@ def support_report(
         facts = contested = None
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
-            rivals = () if abstention else rival_spans(span.text, context_words)
+            rivals = () if abstention else rival_spans(span.text, context_words, before)
             contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
+        before = span.text
         sentences.append(
             SentenceGroundedness(
                 text=span.text,

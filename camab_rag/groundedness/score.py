@@ -17,6 +17,7 @@ from camab_rag.groundedness.wordforms import (
     form,
     forms,
     holds,
+    implied_days,
     is_fact,
     is_number,
     misread_spans,
@@ -71,9 +72,12 @@ def _reading(
     misread = misread_spans(text, present)
     known = _forms_of(present, text)
     clashes = unit_clashes(text, present)  # "48 hours" where only "48 minutes" is stated
+    spans = split_sentences(text) or [(0, len(text))]
+    implied = [(a, b, implied_days(text[a:b], present)) for a, b in spans]  # "open daily"
 
     def held(start: int, word: str, value: str) -> bool:
-        stated = (word in present or holds(value, known)) and start not in clashes
+        days = next((d for a, b, d in implied if a <= start < b), frozenset())
+        stated = (word in present or holds(value, known) or value in days) and start not in clashes
         return stated and not _inside(start, misread)
 
     return misread, held
@@ -112,9 +116,13 @@ def claim_coverage(text: str, present: Collection[str]) -> float:
         kept = {f for s, f in needed if not _inside(s, wrong)}
         best = max(
             present.sentences,
-            key=lambda c: (sum(holds(f, c.forms) for f in kept), len(present.asked & c.forms)),
+            key=lambda c: (
+                sum(holds(f, c.forms | c.implied) for f in kept),
+                len(present.asked & c.forms),
+            ),
         )
-        share = sum(holds(f, best.forms) or f in worked for s, f in needed if f in kept) / total
+        held = best.forms | best.implied
+        share = sum(holds(f, held) or f in worked for s, f in needed if f in kept) / total
         shares.append(min(share, MISREAD_COVERAGE) if wrong else share)
     return min(shares, default=1.0)
 

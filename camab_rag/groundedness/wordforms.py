@@ -128,6 +128,8 @@ HOURS_FORMS = _set("open opening close closing until start starting end ending")
 FIRST_ORDINALS = {"first": "1", "second": "2"}
 DAY_GROUPS = {"weekday": frozenset(WEEKDAYS[:5]), "weekend": frozenset(WEEKDAYS[5:])}
 _SPAN_FORMS = HOURS_FORMS | frozenset(WEEKDAYS) | frozenset(DAY_GROUPS)
+_STATED_FORMS = _SPAN_FORMS | frozenset(OPPOSITES)
+"""What a clause states beyond its words: spans, and an opposite ("except Mondays": closed)."""
 EXCEPTIONS = _set("except exception unless only apart besides")
 """Words after which a negated clause states both values ("not ... except guide dogs")."""
 _TIME_UNITS = _set("min hour day night week month year")
@@ -449,7 +451,7 @@ class ContextWords(frozenset[str]):
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts)
-            | frozenset(f for s in sentences for f in s.own & _SPAN_FORMS)
+            | frozenset(f for s in sentences for f in s.own & _STATED_FORMS)
             | frozenset(f for text in texts for f in _also(text))
             | next_days(texts, question),
             sentences,
@@ -525,6 +527,9 @@ class Sentence:
     """The forms of the names it states (capitalised words not opening its sentence)."""
     slots: frozenset[tuple[str, str]] = frozenset()
     """Each run of names with the word before it (``("in", "boulder")``), by its first."""
+    implied: frozenset[str] = frozenset()
+    """The days an every-day clause implies ("open daily"), less those its text names: held
+    (:func:`claim_coverage`), but not its forms, so a clause naming a day stays the closest."""
 
     def states(self, value: str, unit: str = "") -> bool:
         """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
@@ -585,14 +590,24 @@ def _asked_in(asked: frozenset[str], clause: Sentence) -> int:
 
 def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[str] | None:
     """Which of ``value`` and its opposite the clauses closest to ``subject`` state (a value
-    a clause states and not, itself, its opposite); ``None`` when no clause shares it."""
-    opposite = OPPOSITES[value]
-    _, best, closest = _closest(subject - {value, opposite}, context)
+    a clause states and not, itself, its opposite); ``None`` when no clause shares it. Where
+    they state both of a day, the clauses saying least besides decide ("except Tuesdays",
+    not "the museum shop is open weekdays only")."""
+    pair = (value, OPPOSITES[value])
+    _, best, closest = _closest(subject - set(pair), context)
     if not (best[1] or best[3]):
         return None
-    return {
-        v for v in (value, opposite) for c in closest if v in c.forms and OPPOSITES[v] not in c.own
-    }
+    said = _said_by(pair, closest)
+    if len(said) == 2 and subject & CALENDAR:  # a day's clauses disagree
+        known = context.asked | subject | set(pair) | STOPWORDS
+        besides = [len(c.own - known) for c in closest]
+        said = _said_by(pair, [c for c, n in zip(closest, besides) if n == min(besides)]) or said
+    return said
+
+
+def _said_by(pair: tuple[str, str], clauses: Sequence[Sentence]) -> set[str]:
+    """Which of ``pair`` (a value, its opposite) ``clauses`` state, not stating the other."""
+    return {v for v in pair for c in clauses if v in c.forms and OPPOSITES[v] not in c.own}
 
 
 def _opposed(value: str, subject: frozenset[str], context: ContextWords) -> bool:
@@ -685,6 +700,16 @@ _DAY = r"(mon|tue|wed|thu|fri|sat|sun)(?:day|nesday|sday|rsday|urday|s|rs|urs)?s
 _DAY_RANGE = re.compile(rf"\b{_DAY}\s*(?:-|–|—|to|through|thru|until|till)\s*{_DAY}", re.I)
 
 
+_EVERY_DAY = re.compile(
+    r"\b(?:(?:every|each)\s+day(?:\s+of\s+the\s+week)?|(?:seven|7)\s+days\s+a\s+week"
+    r"|all\s+week|daily(?!\s+(?!(?:from|between|at|until|till|to|and|but|except|excluding|"
+    r"apart|other|save|including)\b)[a-z]))",
+    re.I,
+)
+"""A clause open or running every day: "open daily from 9", "every day", "7 days a week"; not
+"a daily pass"."""
+
+
 def _days(clause: str) -> frozenset[str]:
     """The weekdays ``clause`` spans ("Mon-Fri") and the :data:`DAY_GROUPS` it names or spans."""
     out: set[str] = set()
@@ -694,13 +719,34 @@ def _days(clause: str) -> frozenset[str]:
             for g in match.groups()
         )
         out.update(WEEKDAYS[(first + i) % 7] for i in range((last - first) % 7 + 1))
-    named = {form(w) for w in words(clause)}
-    for group, days in DAY_GROUPS.items():
+    return _grouped(out, {form(w) for w in words(clause)})
+
+
+def _grouped(days: set[str], named: Collection[str] = ()) -> frozenset[str]:
+    """``days`` and the :data:`DAY_GROUPS` they span, or ``named`` names (with their days)."""
+    for group, members in DAY_GROUPS.items():
         if group in named:
-            out.update(days)
-        if days <= out:
-            out.add(group)
-    return frozenset(out)
+            days.update(members)
+        if members <= days:
+            days.add(group)
+    return frozenset(days)
+
+
+def implied_days(sentence: str, context: Collection[str]) -> frozenset[str]:
+    """The days the context's every-day clauses sharing a content word with ``sentence``
+    imply ("open daily" holds "open on Mondays", not "lessons on Thursdays")."""
+    if not isinstance(context, ContextWords):
+        return frozenset()
+    content = _content(sentence, values=False) - CALENDAR - _TIME_UNITS  # not "every day"
+    return frozenset(
+        d for c in context.sentences if c.implied and content & c.own for d in c.implied
+    )
+
+
+def _every_day(clause: str, every: frozenset[str]) -> frozenset[str]:
+    """The ``every`` days (and groups) an every-day ``clause`` implies ("open daily", "7 days a
+    week"); none for another clause."""
+    return _grouped(set(every)) if _EVERY_DAY.search(clause) else frozenset()
 
 
 def _stated(part: str) -> list[str]:
@@ -722,13 +768,29 @@ _AND_SUBJECT = re.compile(r"\s+and\s+(?=(?:a|an|the|each|every|its|their|our)\b)
 _DIGIT = re.compile(r"\d")
 
 
+_A_DAY = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b\.?"
+_EXCEPT_DAYS = re.compile(
+    rf",?\s+((?:except|excluding|apart\s+from|other\s+than|but\s+not)\s+(?:on\s+)?"
+    rf"{_A_DAY}(?:\s*(?:,|-|–|and|or|&|to|through)\s*{_A_DAY})*),?",
+    re.I,
+)
+"""An exception of days: "open daily[, except Mondays,] from 7:00"."""
+
+
 def _clauses(sentence: str) -> list[str]:
-    """``sentence``'s clauses (:data:`_CLAUSE`), and a clause split again at "and a ..." when
-    each side states a number ("a check-up now costs £60 and a crown now costs £950")."""
+    """``sentence``'s clauses (:data:`_CLAUSE`), a clause split again at "and a ..." when
+    each side states a number ("a check-up now costs £60 and a crown now costs £950"), and
+    an exception of days (:data:`_EXCEPT_DAYS`) after the rest of a clause stating an
+    opposite word ("open daily from 9:00", then "except Mondays")."""
     out = []
     for part in _CLAUSE.split(sentence):
         pieces = _AND_SUBJECT.split(part)
-        out += pieces if all(map(_DIGIT.search, pieces)) else [part]
+        for piece in pieces if all(map(_DIGIT.search, pieces)) else [part]:
+            found = _EXCEPT_DAYS.search(piece)
+            if found and OPPOSITES.keys() & _content(piece[: found.start()]):
+                out += [piece[: found.start()] + piece[found.end() :], found.group(1)]
+            else:
+                out.append(piece)
     return out
 
 
@@ -737,6 +799,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     holds the words, not the numbers, of the clauses (the sentence) before it."""
     out: list[Sentence] = []
     previous: frozenset[str] = frozenset()
+    every = frozenset(WEEKDAYS) - {f for _, _, _, f in forms(text)}  # "... closed on Mondays"
+    daily = bool(_EVERY_DAY.search(text))
     for start, end in split_sentences(text):
         sentence = text[start:end]
         found = forms(sentence)
@@ -750,9 +814,13 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             for k in range(1, len(found))
             if found[k][3] in named and found[k - 1][3] not in named
         )
+        said: frozenset[str] = frozenset()
         for part in filter(str.strip, _clauses(sentence)):  # "but cannot": one negates
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
+            # "open daily | except Mondays": the days excepted state the opposite
+            flipped = {OPPOSITES[f] for f in said if f in OPPOSITES}
             said = frozenset(_stated(part)) | _days(part)
+            said |= flipped if _EXCEPT_DAYS.fullmatch(f" {part}") else frozenset()
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
             derived = _also(part) - held
             parts = (doc, derived, held - said, negates)
@@ -760,12 +828,51 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             placed = frozenset(slot for slot in slots if slot[1] in said)
             out.append(
                 Sentence(
-                    held | head | derived, negated, held, *parts, amounts, named & said, placed
+                    held | head | derived,
+                    negated,
+                    held,
+                    *parts,
+                    amounts,
+                    named & said,
+                    placed,
+                    _every_day(part, every) - held,
                 )
             )
             head |= frozenset(f for f in held if not is_number(f))
+            out += _days_left_out(part, said, head, out[-1], every, daily)
         previous = frozenset(f for f in own if not is_number(f))
     return out
+
+
+def _days_left_out(
+    part: str,
+    said: frozenset[str],
+    head: frozenset[str],
+    clause: Sentence,
+    every: frozenset[str],
+    daily: bool,
+) -> list[Sentence]:
+    """A clause of the days a clause's opening days leave out ("open weekdays only"; a range
+    or group, "open Tuesday to Sunday", where its text has no every-day clause: ``daily``),
+    stating the opposite ("closed" on Monday); none for another clause. ``every``: the days
+    its text names nowhere, the only ones it may imply. Its days are its forms and
+    ``implied``, not its own (a clause naming a day stays the closest)."""
+    days, flipped = said & frozenset(WEEKDAYS), {OPPOSITES[f] for f in said if f in OPPOSITES}
+    only = "only" in words(part)
+    spans = not daily and len(_days(part) & frozenset(WEEKDAYS)) > 1
+    spans &= days | every == frozenset(WEEKDAYS)
+    other = _grouped(set(every - days))
+    if not days or not flipped or not other or not (only or spans):
+        return []
+    return [
+        replace(
+            clause,
+            forms=other | flipped | head,
+            own=frozenset(flipped),
+            amounts=frozenset(),
+            implied=other,
+        )
+    ]
 
 
 def _names(text: str, found: Sequence[_Word]) -> frozenset[str]:
@@ -931,24 +1038,31 @@ _VALUE_VERBS = frozenset(map(form, _set("cost costs charge charges run runs pay"
 """Verbs that state an amount: a page saying "runs ... for 240" rivals one "costs 190"."""
 
 
-def rival_spans(text: str, context: Collection[str]) -> Spans:
+def rival_spans(text: str, context: Collection[str], before: str = "") -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
-    price page), so the answer is not supported whichever value it took."""
-    return [span for span, _ in rivals(text, context)]
+    price page), so the answer is not supported whichever value it took. ``before``: the
+    answer's sentence before ``text``, whose subject a pronoun ("They close at ...") takes."""
+    return [span for span, _ in rivals(text, context, before)]
 
 
-def rivals(text: str, context: Collection[str]) -> list[tuple[tuple[int, int], frozenset[int]]]:
+def rivals(
+    text: str, context: Collection[str], before: str = ""
+) -> list[tuple[tuple[int, int], frozenset[int]]]:
     """:func:`rival_spans`, each with the texts of ``context`` (their indices) stating
     another value in its place: the sources a reader is shown disputing it."""
     if not isinstance(context, ContextWords) or not context.sentences:
         return []
     found_rivals: list[tuple[tuple[int, int], frozenset[int]]] = []
+    previous = _content(before, values=False)
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
+        if found and found[0][2] in _PRONOUNS:  # "They close at 21:00.": the galleries
+            subject |= previous
+        previous = subject
         if not subject - _VALUE_VERBS:  # "£60.", "It costs £60.": the question's subject
             subject |= _asked_forms(context)  # "opened" for "When did it open?"
         whole = _rivals_near(subject, context)
