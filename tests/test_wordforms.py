@@ -22,6 +22,7 @@ from camab_rag.groundedness.wordforms import (
     holds,
     misread_spans,
     rival_spans,
+    rivals,
     sentences_of,
     stem,
 )
@@ -961,6 +962,17 @@ def test_days_excepted_from_an_every_day_clause_state_its_opposite():
     )  # the shop's clause ties with "except Tuesdays": the one saying least else decides
     assert misread_spans("No.", museum) == []
     assert misread_spans("Yes.", museum) != []
+    branches = ContextWords.of(
+        [
+            "Harbour Street branch. The Harbour Street bakery is open Monday to Saturday "
+            "from 7:00 to 18:00. It is closed on Sundays.",
+            "Old Town branch. The Old Town bakery is open every day except Mondays. "
+            "Opening hours are Tue-Sun, 8:00 to 15:00.",
+        ],
+        "Is the Old Town branch open on Sundays?",
+    )  # second review: the page naming the asked branch decides, not Harbour Street's
+    assert misread_spans("Yes.", branches) == []
+    assert misread_spans("No.", branches) != []
 
 
 def test_a_range_of_opening_days_states_the_rest_closed():
@@ -1664,3 +1676,16 @@ def test_a_pronoun_led_sentence_has_the_subject_of_the_one_before():
     assert rival_spans("They close at 21:00.", museum) != []  # no subject: the shop's hours
     stale = ContextWords.of([*pages, "On Thursdays the galleries stay open until 20:00."], "?")
     assert rival_spans("They close at 21:00.", stale, first) != []
+
+
+def test_a_bare_value_is_read_with_the_clause_stating_it():
+    """Review finding: "15 euros." (the archived price) to "How much is an adult ticket?"
+    was read with the family ticket's clause (it shares "adult" and "ticket"), which states
+    neither price, so no page disputed it; the current adult price now does."""
+    pages = [
+        "Tickets. Adult admission costs 18 euros. A family ticket for 2 adults costs 40 euros.",
+        "Visitor information (2023, archived). Adult admission costs 15 euros.",
+    ]
+    museum = ContextWords.of(pages, "How much is an adult ticket?")
+    assert rivals("15 euros.", museum) == [((0, 2), frozenset({0}))]
+    assert rivals("18 euros.", museum) == []  # the tickets page is more on the subject

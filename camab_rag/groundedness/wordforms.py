@@ -591,8 +591,9 @@ def _asked_in(asked: frozenset[str], clause: Sentence) -> int:
 def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[str] | None:
     """Which of ``value`` and its opposite the clauses closest to ``subject`` state (a value
     a clause states and not, itself, its opposite); ``None`` when no clause shares it. Where
-    they state both of a day, the clauses saying least besides decide ("except Tuesdays",
-    not "the museum shop is open weekdays only")."""
+    they state both of a day, the clauses of the page holding most of the question's words
+    decide (the Old Town branch's page, not Harbour Street's), then those saying least
+    besides ("except Tuesdays", not "the museum shop is open weekdays only")."""
     pair = (value, OPPOSITES[value])
     _, best, closest = _closest(subject - set(pair), context)
     if not (best[1] or best[3]):
@@ -600,8 +601,8 @@ def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[
     said = _said_by(pair, closest)
     if len(said) == 2 and subject & CALENDAR:  # a day's clauses disagree
         known = context.asked | subject | set(pair) | STOPWORDS
-        besides = [len(c.own - known) for c in closest]
-        said = _said_by(pair, [c for c, n in zip(closest, besides) if n == min(besides)]) or said
+        rank = [(-_asked_by(context, c.doc), len(c.own - known)) for c in closest]
+        said = _said_by(pair, [c for c, n in zip(closest, rank) if n == min(rank)]) or said
     return said
 
 
@@ -1063,7 +1064,8 @@ def rivals(
         if found and found[0][2] in _PRONOUNS:  # "They close at 21:00.": the galleries
             subject |= previous
         previous = subject
-        if not subject - _VALUE_VERBS:  # "£60.", "It costs £60.": the question's subject
+        value_only = not subject - _VALUE_VERBS
+        if value_only:  # "£60.", "It costs £60.": the question's subject
             subject |= _asked_forms(context)  # "opened" for "When did it open?"
         whole = _rivals_near(subject, context)
         bare = subject - _slot_names(part, found, context.asked)  # "1991" of "1991 at MIT"
@@ -1074,7 +1076,8 @@ def rivals(
                 continue
             unit = units.get(start, "")
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
-            for near in (whole, _rivals_near(piece, context) if piece else [], unslotted):
+            held = _holder_near(subject, value, unit, context) if value_only else []
+            for near in (whole, _rivals_near(piece, context) if piece else [], unslotted, held):
                 holders = {c.doc for c in near if c.states(value, unit)}
                 if not holders:
                     continue
@@ -1092,6 +1095,19 @@ def rivals(
                     break
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
     return found_rivals
+
+
+def _holder_near(
+    subject: frozenset[str], value: str, unit: str, context: ContextWords
+) -> list[Sentence]:
+    """The clauses closest to those words of ``subject`` that the clauses stating ``value``
+    share most (none when no clause states it): a bare "15 euros." to "How much is an adult
+    ticket?" is read with "adult admission costs 15 euros", not the family ticket's price."""
+    holders = [c for c in context.sentences if c.states(value, unit)]
+    shared = [subject & c.forms for c in holders]
+    most = max(map(len, shared), default=0)
+    words = frozenset().union(*(s for s in shared if len(s) == most))
+    return _rivals_near(words, context) if most and words != subject else []
 
 
 def _asked_forms(context: ContextWords) -> frozenset[str]:
