@@ -295,6 +295,7 @@ def test_a_number_written_another_way_is_no_evidence_against_the_answer():
 
     import numpy as np
 
+    from camab_rag.groundedness.report import support_report
     from camab_rag.groundedness.score import reformed_pieces, support_score, taken_pieces
     from camab_rag.token_support import TokenSupport
 
@@ -327,6 +328,11 @@ def test_a_number_written_another_way_is_no_evidence_against_the_answer():
         np.ones(5, dtype=np.int64),
     )
     assert not reformed_pieces(same, hours)[3]
+    # second review: where another page writes "5:00", "5 pm" does not count as rewritten,
+    # but its "pm" alone is the time's spelling: never shown as unsupported
+    both = ContextWords.of(["Open 10:00 to 17:00.", "Deliveries arrive at 5:00."])
+    shown = [s.text for s in support_report(support, context_words=both).unsupported_spans]
+    assert "pm" not in shown
 
 
 def test_a_span_of_clock_times_states_when_it_opens_and_closes():
@@ -1689,3 +1695,17 @@ def test_a_bare_value_is_read_with_the_clause_stating_it():
     museum = ContextWords.of(pages, "How much is an adult ticket?")
     assert rivals("15 euros.", museum) == [((0, 2), frozenset({0}))]
     assert rivals("18 euros.", museum) == []  # the tickets page is more on the subject
+
+
+def test_an_every_day_answer_is_read_against_the_current_days_too():
+    """Second review: "open daily from 6:00 to 20:00" (the archived page's words) was read
+    only with the archived clause, the one sharing "daily", so it passed as supported;
+    "daily" says when, so the current page's hours dispute it."""
+    pages = [
+        "The Harbour Street bakery is open Monday to Saturday from 7:00 to 18:00.",
+        "Archived page (2021). The Harbour Street bakery is open daily from 6:00 to 20:00.",
+    ]
+    bakery = ContextWords.of(pages, "When is the Harbour Street branch open?")
+    answer = "The Harbour Street bakery is open daily from 6:00 to 20:00."
+    assert rivals(answer, bakery) != []
+    assert rivals("It is open Monday to Saturday from 7:00 to 18:00.", bakery) == []

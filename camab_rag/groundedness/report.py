@@ -27,7 +27,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import ContextWords, rival_spans
+from camab_rag.groundedness.wordforms import CLOCK, ContextWords, rival_spans
 from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
@@ -428,7 +428,8 @@ def support_report(
         )
         taken, absent = taken_pieces(support, context_words), absent_pieces(support, context_words)
         found = support.unsupported_spans(taken=taken, absent=absent)
-        found = [s for s in found if not all(w in UNCHECKED for w in words(s.text))]
+        # a clock mark alone ("pm" of a held "6 pm") is the time's spelling, not a claim
+        found = [s for s in found if not all(w in UNCHECKED | CLOCK for w in words(s.text))]
         facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     quiet = [(s.start, s.end) for s in sentences if s.abstention]  # abstentions flag nothing
     spans = [span for span in found if not any(a <= span.start < b for a, b in quiet)]

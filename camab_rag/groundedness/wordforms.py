@@ -103,7 +103,7 @@ OPPOSITES = _table("closed: open; unavailable: available; excluded: included; fo
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 """Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
 _PRONOUNS = _set("it its they their this these he she his her")
-_CLOCK = _set("am pm")
+CLOCK = _set("am pm")
 _REPLY = re.compile(
     r"\s*(?:no|not\s+yet|(?:i['’]m\s+)?afraid\s+not|not\s+(?:on|at|in|for|before|after)\b"
     r"[^,.!;:]{0,30})\s*[,.!;:]",
@@ -252,7 +252,7 @@ def forms(text: str) -> list[_Word]:
             value = ""  # "the first one", "this one": a pronoun, no number
         elif k in free:  # "at no extra cost": free, not a negation; "7 in the morning": 7
             value = free[k]
-        elif word.isdecimal() and after in _CLOCK and int(word) <= 12:
+        elif word.isdecimal() and after in CLOCK and int(word) <= 12:
             value = _hour(int(word), after)
         out.append((start, end, word, value))
     return _in_base_units(out)
@@ -353,7 +353,7 @@ def _minutes(text: str, tokens: _Tokens, k: int, *, joined: bool = False) -> boo
     start, _, word = tokens[k]
     hour = tokens[k - 1]
     if joined:
-        if not (len(word) == 4 and word[2:] in _CLOCK):
+        if not (len(word) == 4 and word[2:] in CLOCK):
             return False
         word = word[:2]
     digits = len(word) == 2 and word.isdecimal() and hour[2].isdecimal()
@@ -370,7 +370,7 @@ def _hour(hour: int, half: str) -> str:
 def _clock_mark(text: str, tokens: _Tokens, k: int) -> str:
     """``"am"``/``"pm"`` for ``pm`` or the ``p`` of ``p.m.``, ``"absorbed"`` for its ``m``."""
     start, end, word = tokens[k]
-    if word in _CLOCK:
+    if word in CLOCK:
         return word
     if word in ("a", "p") and text[end : end + 2].lower() == ".m" and k + 1 < len(tokens):
         return word + "m"
@@ -1061,6 +1061,8 @@ def rivals(
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         subject = frozenset(f for f in content if not _is_value(f))
+        if _EVERY_DAY.search(part):  # "open daily": when, not what (a stale "open daily")
+            subject -= _TIME_UNITS
         if found and found[0][2] in _PRONOUNS:  # "They close at 21:00.": the galleries
             subject |= previous
         previous = subject
