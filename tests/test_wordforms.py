@@ -1709,3 +1709,12 @@ def test_an_every_day_answer_is_read_against_the_current_days_too():
     answer = "The Harbour Street bakery is open daily from 6:00 to 20:00."
     assert rivals(answer, bakery) != []
     assert rivals("It is open Monday to Saturday from 7:00 to 18:00.", bakery) == []
+
+
+def test_days_a_page_names_by_their_group_are_not_left_out():
+    """ "open Monday to Friday ... and at weekends" names Saturday and Sunday by their
+    group: the weekdays' clause leaves no day out."""
+    pool = ContextWords.of(
+        ["The pool is open Monday to Friday for members and at weekends for everyone."], "?"
+    )
+    assert [s.implied for s in pool.sentences] == [frozenset()] * len(pool.sentences)

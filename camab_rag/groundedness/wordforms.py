@@ -800,7 +800,12 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     holds the words, not the numbers, of the clauses (the sentence) before it."""
     out: list[Sentence] = []
     previous: frozenset[str] = frozenset()
-    every = frozenset(WEEKDAYS) - {f for _, _, _, f in forms(text)}  # "... closed on Mondays"
+    written = {f for _, _, _, f in forms(text)}  # "... closed on Mondays", "at weekends"
+    every = (
+        frozenset(WEEKDAYS)
+        - written
+        - {d for g in written & DAY_GROUPS.keys() for d in DAY_GROUPS[g]}
+    )
     daily = bool(_EVERY_DAY.search(text))
     for start, end in split_sentences(text):
         sentence = text[start:end]
