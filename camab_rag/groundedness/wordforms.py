@@ -824,7 +824,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         for part in filter(str.strip, _clauses(sentence)):  # "but cannot": one negates
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             # "open daily | except Mondays": the days excepted state the opposite
-            flipped = {OPPOSITES[f] for f in said if f in OPPOSITES}
+            flipped = _opposites(said)
             said = frozenset(_stated(part)) | _days(part)
             said |= flipped if _EXCEPT_DAYS.fullmatch(f" {part}") else frozenset()
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
@@ -850,6 +850,11 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     return out
 
 
+def _opposites(said: Collection[str]) -> frozenset[str]:
+    """The opposites (:data:`OPPOSITES`) of the values ``said`` ("open": "closed")."""
+    return frozenset(OPPOSITES[f] for f in said if f in OPPOSITES)
+
+
 def _days_left_out(
     part: str,
     said: frozenset[str],
@@ -863,18 +868,18 @@ def _days_left_out(
     stating the opposite ("closed" on Monday); none for another clause. ``every``: the days
     its text names nowhere, the only ones it may imply. Its days are its forms and
     ``implied``, not its own (a clause naming a day stays the closest)."""
-    days, flipped = said & frozenset(WEEKDAYS), {OPPOSITES[f] for f in said if f in OPPOSITES}
-    only = "only" in words(part)
-    spans = not daily and len(_days(part) & frozenset(WEEKDAYS)) > 1
-    spans &= days | every == frozenset(WEEKDAYS)
+    days, flipped = said & frozenset(WEEKDAYS), _opposites(said)
     other = _grouped(set(every - days))
-    if not days or not flipped or not other or not (only or spans):
+    if not days or not flipped or not other:
+        return []
+    spans = not daily and days | every == frozenset(WEEKDAYS)
+    if "only" not in words(part) and not (spans and len(_days(part) & days) > 1):
         return []
     return [
         replace(
             clause,
             forms=other | flipped | head,
-            own=frozenset(flipped),
+            own=flipped,
             amounts=frozenset(),
             implied=other,
         )
