@@ -20,6 +20,8 @@ from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import (
     ContextWords,
+    Sentence,
+    answered_clauses,
     clock_hours,
     derived_values,
     form,
@@ -46,6 +48,7 @@ from camab_rag.segments import Segment, SourceDocument, to_documents
 
 SOURCE_KEYS = ("url", "source", "file_path")  # metadata keys locating a source (first wins)
 NEAR_STRONGEST = 0.5  # a citing sentence's segment this share as strong as its best: shown
+REPLY_SOURCES = 2  # at most this many sources for a bare "Yes." or "No."
 
 
 def source_location(metadata: Mapping[str, Any]) -> str | None:
@@ -187,6 +190,8 @@ def cite(
     disputed_at: dict[int, list[int]] = {}  # unit index -> its segments stating otherwise
     readings: dict[int, list[tuple[str, FloatArray]]] = {}  # unit -> (citing sentence, scores)
     sentences: list[CitedSentence] = []
+    pinned: dict[int, list[Sentence]] = {}  # unit -> the clauses a bare reply answers there
+    joint: ContextWords | None = None  # all units' clauses, for a bare reply
     rows = [(s.text, s.start, s.end, np.asarray(s.scores, float)) for s in result.statements]
     if not rows:  # one statement: the whole answer
         stripped = result.response.strip()
@@ -198,6 +203,13 @@ def cite(
             scores = _best_passage(owner, scores, len(texts))
         disputing = disputes(result, start, end, rule.unit)
         chosen = choose_sources(text, scores, texts, rule, disputing, read=read)
+        reply = bool(result.question) and _bare_reply(text)
+        if reply:  # the model's scores of a bare "No." say little: the question's words do
+            joint = joint or ContextWords.of(texts, result.question)
+            clauses = [c for c in answered_clauses(joint) if c.doc not in disputing]
+            chosen = list(dict.fromkeys(c.doc for c in clauses))[: rule.top_k or REPLY_SOURCES]
+            for clause in (c for c in clauses if c.doc in chosen):
+                pinned.setdefault(clause.doc, []).append(clause)
         for unit in chosen + list(disputing):
             numbers.setdefault(unit, len(numbers) + 1)
         for unit, words in disputing.items():
@@ -208,7 +220,7 @@ def cite(
                 unit = owner[i] if by_doc else i
                 if unit in disputing and i not in disputed_at.setdefault(unit, []):
                     disputed_at[unit].append(i)
-        for unit in chosen:
+        for unit in () if reply else chosen:
             readings.setdefault(unit, []).append((text, per_segment))
         cites = [numbers[u] for u in chosen]
         shown = CitedSentence(text, start, end, cites, [float(scores[u]) for u in chosen])
@@ -229,8 +241,9 @@ def cite(
         lift = np.max([scores for _, scores in cited_by], axis=0) if cited_by else answer_scores
         spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and cited_by]  # a cheap first cut
         strong = _strongest(spans, cited_by, segments, result.question)
+        strong += [i for i in _stating(pinned.get(unit, []), members, segments) if i not in strong]
         highlights = [
-            Highlight(i, seg.start - base, seg.end - base, seg.text, v, min(v / STRONG_AT, 1.0))
+            Highlight(i, seg.start - base, seg.end - base, seg.text, v, _strength(v))
             for i in sorted(strong, key=lambda i: segments[i].start)
             for seg, v in [(segments[i], float(lift[i]))]
         ]
@@ -279,6 +292,29 @@ def _strongest(
             bar = max(WEAK_AT, NEAR_STRONGEST * scores[kept[0]])
             chosen += [i for i in kept[:3] if scores[i] >= bar and i not in chosen]
     return chosen[:3]
+
+
+def _strength(score: float) -> float:
+    return min(max(score / STRONG_AT, 0.0), 1.0)
+
+
+def _bare_reply(sentence: str) -> bool:
+    """Whether ``sentence`` is a bare reply ("Yes.", "No, it isn't."): it says nothing the
+    question did not."""
+    said = score_words(sentence)
+    return bool(said) and said[0] in ("yes", "no") and not set(said) - STOPWORDS - REPLY_WORDS
+
+
+def _stating(
+    clauses: Sequence[Sentence], members: Sequence[int], segments: Sequence[Segment]
+) -> list[int]:
+    """For each of ``clauses``, the shown segment of ``members`` holding most of its words
+    (the passage a bare reply answers)."""
+    shown = [i for i in members if segments[i].end > segments[i].start]
+    held = {i: form_set([segments[i].text]) - STOPWORDS for i in shown}
+    found = [max(shown, key=lambda i: len(held[i] & c.forms), default=None) for c in clauses]
+    kept = (i for i, c in zip(found, clauses) if i is not None and held[i] & c.forms)
+    return list(dict.fromkeys(kept))
 
 
 def _in_order(sentence: str, words: Sequence[str]) -> list[str]:

@@ -112,7 +112,7 @@ def test_the_citation_bar_is_absolute_and_tied_to_groundedness():
         "strong support",
         "support",
         "weak support",
-        "holds the answer's words",
+        "holds the answer",
     ]
     assert support_level(CITE_AT) == 2 > support_level(CITE_AT - 1e-9)
     weak = make_result(
@@ -931,4 +931,4 @@ def test_a_disputing_source_names_the_words_in_the_answer_order():
     result, docs = _two_sentences(text, response, 17, [0.8, 0.0, 0.0], [0.2, 0.1, 0.0])
     cited = cite(replace(result, question="Is the bakery open on Sundays?"), docs)
     assert cited.source(1).disputes == ["Yes", "open"]
-    assert "disagrees with the answer on \u201cYes\u201d, \u201copen\u201d" in cited.to_markdown()
+    assert "disagrees with the answer on \u201copen\u201d" in cited.to_markdown()  # not "Yes"

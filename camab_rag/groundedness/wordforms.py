@@ -528,8 +528,10 @@ class Sentence:
     slots: frozenset[tuple[str, str]] = frozenset()
     """Each run of names with the word before it (``("in", "boulder")``), by its first."""
     implied: frozenset[str] = frozenset()
-    """The days an every-day clause implies ("open daily"), less those its text names: held
-    (:func:`claim_coverage`), but not its forms, so a clause naming a day stays the closest."""
+    """The days an every-day clause implies ("open daily"), less those its page names and
+    those of a group its sentence names (another sentence's "shop open weekdays only" is of
+    another subject): held (:func:`claim_coverage`), but not its forms, so a clause naming a
+    day stays the closest."""
 
     def states(self, value: str, unit: str = "") -> bool:
         """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
@@ -600,10 +602,41 @@ def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[
         return None
     said = _said_by(pair, closest)
     if len(said) == 2 and subject & CALENDAR:  # a day's clauses disagree
-        known = context.asked | subject | set(pair) | STOPWORDS
-        rank = [(-_asked_by(context, c.doc), len(c.own - known)) for c in closest]
-        said = _said_by(pair, [c for c, n in zip(closest, rank) if n == min(rank)]) or said
+        said = _said_by(pair, _deciding(closest, subject | set(pair), context)) or said
     return said
+
+
+def _deciding(
+    clauses: Sequence[Sentence], known: Collection[str], context: ContextWords
+) -> list[Sentence]:
+    """Of ``clauses``, those of the page holding most of the question's words, then those
+    saying least besides the question's words and ``known``."""
+    known = context.asked | frozenset(known) | STOPWORDS
+    rank = [(-_asked_by(context, c.doc), len(c.own - known)) for c in clauses]
+    return [c for c, n in zip(clauses, rank) if n == min(rank)]
+
+
+def answered_clauses(context: ContextWords) -> list[Sentence]:
+    """The clauses a bare "Yes." or "No." answers: those holding most of the question's
+    subject words (``context.asked``), then most of its days (stated, or implied by an
+    every-day clause); none when they hold under two of them (one, where it asks one).
+    Where the closest state a value the question asks ("open") and its opposite, those
+    :func:`_said_of` would read the reply with."""
+    asked = context.asked
+    pair = frozenset(v for v in asked if v in OPPOSITES)
+    pair |= _opposites(pair)
+    days, subject = asked & CALENDAR, asked - CALENDAR - pair
+    rank = [
+        (len(subject & c.forms), len(days & (c.own | c.implied)), bool(pair & c.own))
+        for c in context.sentences
+    ]
+    best = max(rank, default=(0, 0, False))
+    if best[0] + best[1] < min(2, len(subject | days)):
+        return []
+    closest = [c for c, n in zip(context.sentences, rank) if n == best]
+    if len({v for c in closest for v in pair & c.own}) > 1:  # "open" and "closed"
+        closest = _deciding(closest, pair, context)
+    return closest
 
 
 def _said_by(pair: tuple[str, str], clauses: Sequence[Sentence]) -> set[str]:
@@ -801,11 +834,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
     out: list[Sentence] = []
     previous: frozenset[str] = frozenset()
     written = {f for _, _, _, f in forms(text)}  # "... closed on Mondays", "at weekends"
-    every = (
-        frozenset(WEEKDAYS)
-        - written
-        - {d for g in written & DAY_GROUPS.keys() for d in DAY_GROUPS[g]}
-    )
+    unnamed = frozenset(WEEKDAYS) - written
+    every = unnamed - _group_days(written)
     daily = bool(_EVERY_DAY.search(text))
     for start, end in split_sentences(text):
         sentence = text[start:end]
@@ -841,13 +871,18 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
                     amounts,
                     named & said,
                     placed,
-                    _every_day(part, every) - held,
+                    _every_day(part, unnamed - _group_days(own)) - held,
                 )
             )
             head |= frozenset(f for f in held if not is_number(f))
             out += _days_left_out(part, said, head, out[-1], every, daily)
         previous = frozenset(f for f in own if not is_number(f))
     return out
+
+
+def _group_days(said: Collection[str]) -> frozenset[str]:
+    """The weekdays of the :data:`DAY_GROUPS` in ``said`` ("weekends": Saturday, Sunday)."""
+    return frozenset(d for g in DAY_GROUPS.keys() & said for d in DAY_GROUPS[g])
 
 
 def _opposites(said: Collection[str]) -> frozenset[str]:

@@ -154,11 +154,13 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     facts they never state or state otherwise, else the words the model found unexplained."""
     facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     absent = [w for w in facts if w not in misread]
-    misread = [w for w in misread if w.lower() not in ("yes", "no")] or misread
+    reply = bool(misread) and not _not_replies(misread)  # a bare "Yes." the sources deny
+    misread = _not_replies(misread)
     spans = [w for s in getattr(report, "unsupported_spans", None) or [] if (w := _trimmed(s.text))]
     doubts = [f"the sources disagree on {_quoted(rivals)} (which one is current?)"] * bool(rivals)
     doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
     doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
+    doubts += ["the sources say the opposite"] * reply
     if spans and not absent and not misread:
         doubts.append(f"the sources do not say {_quoted(dict.fromkeys(spans[:3]))}")
     if not doubts and (least := _least_explained(report)):
@@ -289,8 +291,14 @@ def notices(answer: CitedAnswer) -> list[tuple[str, str]]:
     return [(kind, clean(line)) for kind, line in found]  # they quote the answer's words
 
 
+def _not_replies(words: Sequence[str]) -> list[str]:
+    """``words`` but a reply's "Yes" or "No" (quoted, it tells a reader nothing)."""
+    return [w for w in words if w.lower() not in ("yes", "no")]
+
+
 def dispute_text(words: Sequence[str]) -> str:
-    return "disagrees with the answer on " + _quoted(words)
+    quoted = _not_replies(words)
+    return "disagrees with the answer" + (" on " + _quoted(quoted) if quoted else "")
 
 
 def source_note(source: Any) -> str:
