@@ -21,6 +21,7 @@ from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import (
     ContextWords,
     Sentence,
+    agreeing,
     answered_clauses,
     clock_hours,
     derived_values,
@@ -206,7 +207,8 @@ def cite(
         reply = bool(result.question) and _bare_reply(text)
         if reply:  # the model's scores of a bare "No." say little: the question's words do
             joint = joint or ContextWords.of(texts, result.question)
-            clauses = [c for c in answered_clauses(joint) if c.doc not in disputing]
+            agreed = agreeing(answered_clauses(joint), score_words(text)[0], joint)
+            clauses = [c for c in agreed if c.doc not in disputing]
             chosen = list(dict.fromkeys(c.doc for c in clauses))[: rule.top_k or REPLY_SOURCES]
             for clause in (c for c in clauses if c.doc in chosen):
                 pinned.setdefault(clause.doc, []).append(clause)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from camab_rag.errors import ScorerError
-from camab_rag.groundedness.wordforms import ContextWords
+from camab_rag.groundedness.wordforms import CALENDAR, ContextWords, subject_forms
 from camab_rag.prompts import PromptBuilder, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, finite_reward
@@ -76,9 +76,12 @@ def context_words(
     *,
     result: AttributionResult | None = None,
     builder: PromptBuilder | None = None,
+    history: Sequence[Mapping[str, str]] | None = None,
 ) -> ContextWords:
     """The words the answer is judged against: ``context``'s, else the attribution's
-    segments', else the builder's documents' or full prompt's; with the question's subject."""
+    segments', else the builder's documents' or full prompt's; with the question's subject
+    (and that of the question before it in ``history`` or the builder's, when it follows
+    that one up)."""
     if context is not None:
         texts = [d.text for d in to_documents(context)]
     elif result is not None and result.segments:
@@ -90,7 +93,22 @@ def context_words(
     else:
         texts = []
     question = result.question if result is not None else getattr(builder, "question", "")
-    return ContextWords.of(texts, question if isinstance(question, str) else "")
+    question = question if isinstance(question, str) else ""
+    history = history or getattr(builder, "history", None)
+    return ContextWords.of(texts, _followed_up(question, history))
+
+
+_FOLLOW_UP = re.compile(r"\s*(?:and|what about|how about)\b", re.IGNORECASE)
+
+
+def _followed_up(question: str, history: Sequence[Mapping[str, str]] | None) -> str:
+    """``question``, after the user's previous question when it follows that one up ("And
+    on Sundays?": the recycling centre asked about before; no subject of its own but days)."""
+    earlier = [str(m.get("content", "")) for m in history or () if m.get("role") == "user"]
+    own = subject_forms(question) - CALENDAR
+    if earlier and (_FOLLOW_UP.match(question) or not own):
+        return f"{earlier[-1]} {question}"
+    return question
 
 
 def support_of(response: str, results: Sequence[object], prompts: AnchorPrompts) -> TokenSupport:

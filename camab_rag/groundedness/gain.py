@@ -95,7 +95,9 @@ def assess_steps(
         scored_by=by,
         result=result,
         top_k=top_k,
-        context_words=context_words(context, result=result, builder=builder),
+        context_words=context_words(
+            context, result=result, builder=builder or prompt_builder, history=history
+        ),
     )
     return read_by(report, block_on)
 

@@ -23,6 +23,7 @@ from camab_rag.groundedness.score import (
     misread_words,
     support_score,
     taken_pieces,
+    unasked_facts,
     unchecked_facts,
     words,
 )
@@ -389,6 +390,7 @@ def support_report(
         facts = contested = None
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
+            facts += tuple(unasked_facts(support.response, context_words))  # a bare "Yes."
             rivals = () if abstention else rival_spans(span.text, context_words, before)
             contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
         before = span.text

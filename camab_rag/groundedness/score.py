@@ -13,6 +13,7 @@ from camab_rag.groundedness.wordforms import (
     CALENDAR,
     LIGHT_WORDS,
     ContextWords,
+    answered_clauses,
     derived_values,
     form,
     forms,
@@ -148,6 +149,18 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
             and text[s:e] not in wrong
         ]
     return list(dict.fromkeys(found))
+
+
+def unasked_facts(answer: str, context: Collection[str]) -> list[str]:
+    """The question's words no text holds, for an answer that is a bare "Yes." ("Yes, it
+    does.") and where no page holds two of them: what "Yes." to "Does the pool have a
+    sauna?" claims that no source states. None for "Yes." and an explanation after it."""
+    said = words(answer)
+    bare = said[:1] == ["yes"] and not set(said) - UNCHECKED
+    if not bare or not isinstance(context, ContextWords) or answered_clauses(context):
+        return []
+    subject = sorted(context.asked - CALENDAR - STOPWORDS)
+    return [w for w in subject if not holds(w, context.forms)]
 
 
 def misread_words(text: str, present: Collection[str]) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -527,6 +528,8 @@ class Sentence:
     """The forms of the names it states (capitalised words not opening its sentence)."""
     slots: frozenset[tuple[str, str]] = frozenset()
     """Each run of names with the word before it (``("in", "boulder")``), by its first."""
+    named_days: frozenset[str] = frozenset()
+    """The days its words name ("closed on Mondays"), not those of a range or group."""
     implied: frozenset[str] = frozenset()
     """The days an every-day clause implies ("open daily"), less those its page names and
     those of a group its sentence names (another sentence's "shop open weekdays only" is of
@@ -573,11 +576,19 @@ _NONE: Overlap = (0, 0, 0, 0)
 _Closest = tuple[list[Overlap], Overlap, list[Sentence]]
 
 
-def _closest(subject: frozenset[str], context: ContextWords) -> _Closest:
-    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have it."""
-    days, asked = subject & CALENDAR, context.asked
-    overlap = [
-        (len(days & c.own), len(subject & c.forms), len(subject & c.own), _asked_in(asked, c))
+def _closest(
+    subject: frozenset[str], context: ContextWords, asked: frozenset[str] | None = None
+) -> _Closest:
+    """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have it;
+    ``asked``: the question's words it counts (``context.asked``)."""
+    days, asked = subject & CALENDAR, context.asked if asked is None else asked
+    overlap = [  # a day named ("closed on Mondays") counts twice; one of a range or group once
+        (
+            len(days & c.own) + len(days & c.named_days),
+            len(subject & c.forms),
+            len(subject & c.own),
+            _asked_in(asked, c),
+        )
         for c in context.sentences
     ]
     best = max(overlap, default=_NONE)
@@ -596,8 +607,8 @@ def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[
     they state both of a day, the clauses of the page holding most of the question's words
     decide (the Old Town branch's page, not Harbour Street's), then those saying least
     besides ("except Tuesdays", not "the museum shop is open weekdays only")."""
-    pair = (value, OPPOSITES[value])
-    _, best, closest = _closest(subject - set(pair), context)
+    pair = (value, OPPOSITES[value])  # the question's "open" makes no clause closer
+    _, best, closest = _closest(subject - set(pair), context, context.asked - set(pair))
     if not (best[1] or best[3]):
         return None
     said = _said_by(pair, closest)
@@ -617,26 +628,51 @@ def _deciding(
 
 
 def answered_clauses(context: ContextWords) -> list[Sentence]:
-    """The clauses a bare "Yes." or "No." answers: those holding most of the question's
-    subject words (``context.asked``), then most of its days (stated, or implied by an
-    every-day clause); none when they hold under two of them (one, where it asks one).
-    Where the closest state a value the question asks ("open") and its opposite, those
-    :func:`_said_of` would read the reply with."""
-    asked = context.asked
-    pair = frozenset(v for v in asked if v in OPPOSITES)
+    """The clauses a bare "Yes." or "No." answers: of the page holding most of the
+    question's words (``context.asked``; none when it holds under two, or one where it
+    asks one), those naming most of its days (by name, then in a range or group, or
+    implied by an every-day clause; none when none has one), then most of its other
+    words (a word said once on the page counting most). Where they state a value the
+    question asks ("open") and its opposite, those :func:`_said_of` reads the reply with."""
+    pair = frozenset(v for v in context.asked if v in OPPOSITES)
     pair |= _opposites(pair)
-    days, subject = asked & CALENDAR, asked - CALENDAR - pair
-    rank = [
-        (len(subject & c.forms), len(days & (c.own | c.implied)), bool(pair & c.own))
-        for c in context.sentences
+    asked = context.asked - pair
+    days, subject = asked & CALENDAR, asked - CALENDAR
+    pages = {d: len(asked & _page_forms(context, d)) for d in {c.doc for c in context.sentences}}
+    said = [{w for w in subject if holds(w, c.forms)} for c in context.sentences]
+    times = Counter((c.doc, w) for c, held in zip(context.sentences, said) for w in held)
+    rank = [  # a word the page says once tells its clause ("does not offer printing")
+        (
+            pages[c.doc],
+            len(days & c.named_days),  # "closed on Mondays", not "Monday" of "weekdays"
+            len(days & (c.own | c.implied)),
+            sum(1 / times[c.doc, w] for w in held),
+            bool(pair & c.own),
+        )
+        for c, held in zip(context.sentences, said)
     ]
-    best = max(rank, default=(0, 0, False))
-    if best[0] + best[1] < min(2, len(subject | days)):
+    best = max(rank, default=(0, 0, 0, 0.0, False))
+    if best[0] < min(2, len(asked)) or (days and not best[2]):  # no clause has its day
         return []
-    closest = [c for c, n in zip(context.sentences, rank) if n == best]
-    if len({v for c in closest for v in pair & c.own}) > 1:  # "open" and "closed"
-        closest = _deciding(closest, pair, context)
+    # each page's closest clause; the pages tied on the question's words and days all stay
+    # (a current page and an archived one), its other words ranking clauses within a page
+    top: dict[int, tuple[int, int, int, float, bool]] = {}
+    for c, n in zip(context.sentences, rank):
+        if n[:3] == best[:3]:
+            top[c.doc] = max(n, top.get(c.doc, n))
+    closest = [c for c, n in zip(context.sentences, rank) if n == top.get(c.doc)]
+    if len({c.doc for c in closest}) == 1 and len({v for c in closest for v in pair & c.own}) > 1:
+        closest = _deciding(closest, pair, context)  # one page says "open" and "closed"
     return closest
+
+
+def agreeing(clauses: Sequence[Sentence], reply: str, context: ContextWords) -> list[Sentence]:
+    """Of ``clauses`` (:func:`answered_clauses`), those not stating the opposite of what a
+    bare ``reply`` ("yes" or "no") claims of the question's value ("open")."""
+    asked = [v for v in context.asked if v in OPPOSITES]
+    claimed = {OPPOSITES[v] for v in asked} if reply == "no" else set(asked)
+    denied = {OPPOSITES[v] for v in claimed}
+    return [c for c in clauses if not any(o in c.own and OPPOSITES[o] not in c.own for o in denied)]
 
 
 def _said_by(pair: tuple[str, str], clauses: Sequence[Sentence]) -> set[str]:
@@ -855,7 +891,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             # "open daily | except Mondays": the days excepted state the opposite
             flipped = _opposites(said)
-            said = frozenset(_stated(part)) | _days(part)
+            stated = frozenset(_stated(part))
+            said = stated | _days(part)
             said |= flipped if _EXCEPT_DAYS.fullmatch(f" {part}") else frozenset()
             held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
             derived = _also(part) - held
@@ -871,6 +908,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
                     amounts,
                     named & said,
                     placed,
+                    stated & CALENDAR,
                     _every_day(part, unnamed - _group_days(own)) - held,
                 )
             )
@@ -1029,8 +1067,8 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
-            days = subject | (context.asked & CALENDAR)  # "No." to "... open on Sundays?"
-            if any(_opposed(v, days, context) for v in claimed):
+            answered = answered_clauses(context)  # "No." to "... open on Sundays?"
+            if any(_said_by((v, OPPOSITES[v]), answered) == {OPPOSITES[v]} for v in claimed):
                 spans.append((found[0][0], found[0][1]))
         sentence = _closest(subject, context)
         if sentence[1][1] == 0:
@@ -1067,8 +1105,13 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             s_start == 0
             and words[:1] == ["yes"]
             and not negators
-            and len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
-            and all(c.negates for c in sentence[2])
+            and (
+                (
+                    len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
+                    and _denied(sentence[2])
+                )
+                or _denied(answered_clauses(context))  # "Can I print at the branch?"
+            )
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
@@ -1079,6 +1122,14 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
 
+
+def _denied(clauses: Sequence[Sentence]) -> bool:
+    """Whether ``clauses`` (those a reply answers) all deny it with a verb's negation ("does
+    not offer printing"; not "no charge", which a "Yes" to "Is it free?" agrees with)."""
+    return bool(clauses) and all(c.negates and _NOT & c.forms for c in clauses)
+
+
+_NOT = frozenset({"not", "never", "cannot", "t"})
 
 _VALUE_VERBS = frozenset(map(form, _set("cost costs charge charges run runs pay")))
 """Verbs that state an amount: a page saying "runs ... for 240" rivals one "costs 190"."""
@@ -1291,8 +1342,16 @@ def _disputed(
 
 def _asked_by(context: ContextWords, doc: int) -> int:
     """How many of the question's subject forms text ``doc`` of ``context`` holds."""
-    held = frozenset().union(*(c.forms for c in context.sentences if c.doc == doc))
-    return len(context.asked & held)
+    return len(context.asked & _page_forms(context, doc))
+
+
+def _page_forms(context: ContextWords, doc: int) -> frozenset[str]:
+    """The forms of text ``doc``'s clauses (memoised)."""
+    key = ("page", doc)
+    if key not in context._memo:
+        clauses = (c.forms for c in context.sentences if c.doc == doc)
+        context._memo[key] = frozenset().union(*clauses)
+    return frozenset(context._memo[key])
 
 
 _ANSWER_CLAUSE = re.compile(
