@@ -135,3 +135,31 @@ def test_a_current_and_an_archived_page_both_answer_a_reply():
     assert {c.doc for c in answered_clauses(context)} == {0, 1}
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == []
     assert [c.doc for c in agreeing(answered_clauses(context), "yes", context)] == [0]
+
+
+def test_attribute_and_judge_read_a_follow_up_with_its_history(smollm2_scorer):
+    """With the embedded model: "Yes, it is open on Sundays too." after a question about the
+    depot was shown disputed by the library and branch pages (their "closed on Sundays")."""
+    from camab_rag import GroundednessFilter, attribute
+
+    history = [
+        {"role": "user", "content": "Is the recycling depot open on Saturdays?"},
+        {"role": "assistant", "content": "Yes, it is open from 8:00 to 17:00."},
+    ]
+    answer = "Yes, it is open on Sundays too, from 8:00 to 17:00."
+    result = attribute(
+        "And on Sundays?",
+        PAGES,
+        answer,
+        smollm2_scorer,
+        budget=4,
+        groundedness=True,
+        history=history,
+    )
+    assert result.groundedness.report.misread == ()
+    judged = GroundednessFilter(mode="flag").judge(
+        result, context=PAGES, scorer=smollm2_scorer, history=history
+    )
+    assert judged.report.misread == ()
+    alone = GroundednessFilter(mode="flag").judge(result, context=PAGES, scorer=smollm2_scorer)
+    assert alone.report.misread == ("open",)  # without the turn before: another place's Sunday

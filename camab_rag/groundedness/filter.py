@@ -229,16 +229,19 @@ class GroundednessFilter:
         context: object = None,
         prompt_builder: PromptBuilder | None = None,
         scorer: Any = None,
+        history: Sequence[ChatMessage] | None = None,
     ) -> Steps[FilteredAnswer]:
         """:meth:`judge` as a generator of model calls."""
         if result.status != "ok":
             return self._answer(result, None, result.error)
         where = {"context": context, "prompt_builder": prompt_builder, "scorer": scorer}
+        where["history"] = history  # a follow-up ("And on Sundays?") reads the turn before
         return (yield from self._judged(result, assess_steps, result=result, **where))
 
     def judge(self, result: AttributionResult, **where: Any) -> FilteredAnswer:
         """Judge ``result.response``: the answer to show with its verdict (``context`` or
-        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not).
+        ``prompt_builder`` with ``scorer`` measure the anchors when the attribution did not;
+        ``history``: the chat messages before the question, as given to ``attribute``).
         Never raises: on a failure ``grounded`` is ``None`` and ``error`` says why."""
         return drive(self.judge_steps(result, **where))
 
