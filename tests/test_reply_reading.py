@@ -163,3 +163,16 @@ def test_attribute_and_judge_read_a_follow_up_with_its_history(smollm2_scorer):
     assert judged.report.misread == ()
     alone = GroundednessFilter(mode="flag").judge(result, context=PAGES, scorer=smollm2_scorer)
     assert alone.report.misread == ("open",)  # without the turn before: another place's Sunday
+
+
+@pytest.mark.parametrize(("reply", "misread"), [("Yes.", []), ("No.", ["No"])])
+def test_the_place_named_outweighs_a_word_every_page_holds(reply, misread):
+    """Second review (session 64): "No." to "Is the Central gym open on Sundays?" passed on
+    the Harbour gym's "Closed on Sundays": both pages held two of the question's words, and
+    the Harbour page's named day won; "Central" is the word that tells the page."""
+    pages = [
+        "FitZone Central gym, 8 Market Square. Open daily, 6:00-23:00.",
+        "FitZone Harbour gym, 21 Dock Lane. Open Monday to Saturday. Closed on Sundays.",
+    ]
+    context = ContextWords.of(pages, "Is the Central gym open on Sundays?")
+    assert [reply[a:b] for a, b in misread_spans(reply, context)] == misread

@@ -629,16 +629,22 @@ def _deciding(
 
 def answered_clauses(context: ContextWords) -> list[Sentence]:
     """The clauses a bare "Yes." or "No." answers: of the page holding most of the
-    question's words (``context.asked``; none when it holds under two, or one where it
-    asks one), those naming most of its days (by name, then in a range or group, or
-    implied by an every-day clause; none when none has one), then most of its other
-    words (a word said once on the page counting most). Where they state a value the
-    question asks ("open") and its opposite, those :func:`_said_of` reads the reply with."""
+    question's words (``context.asked``; a word fewer pages hold counting more; none when
+    it holds under two, or one where it asks one), those naming most of its days (by
+    name, then in a range or group, or implied by an every-day clause; none when none has
+    one), then most of its other words (a word said once on the page counting most).
+    Where they state a value the question asks ("open") and its opposite, those
+    :func:`_said_of` reads the reply with."""
     pair = frozenset(v for v in context.asked if v in OPPOSITES)
     pair |= _opposites(pair)
     asked = context.asked - pair
     days, subject = asked & CALENDAR, asked - CALENDAR
-    pages = {d: len(asked & _page_forms(context, d)) for d in {c.doc for c in context.sentences}}
+    held = {d: asked & _page_forms(context, d) for d in {c.doc for c in context.sentences}}
+    for c in context.sentences:
+        held[c.doc] = held[c.doc] | (asked & c.implied)  # the days "open daily" implies
+    spread = Counter(w for words in held.values() for w in words)
+    # a word few pages hold tells the page asked about ("Central" more than "gym", "Sunday")
+    pages = {d: sum(1 / spread[w] for w in words) for d, words in held.items()}
     said = [{w for w in subject if holds(w, c.forms)} for c in context.sentences]
     times = Counter((c.doc, w) for c, held in zip(context.sentences, said) for w in held)
     rank = [  # a word the page says once tells its clause ("does not offer printing")
@@ -651,12 +657,15 @@ def answered_clauses(context: ContextWords) -> list[Sentence]:
         )
         for c, held in zip(context.sentences, said)
     ]
-    best = max(rank, default=(0, 0, 0, 0.0, False))
-    if best[0] < min(2, len(asked)) or (days and not best[2]):  # no clause has its day
+    best = max(rank, default=(0.0, 0, 0, 0.0, False))
+    top_pages = [d for d, n in pages.items() if n == best[0]]
+    if max((len(held[d]) for d in top_pages), default=0) < min(2, len(asked)) or (
+        days and not best[2]  # no clause has its day
+    ):
         return []
     # each page's closest clause; the pages tied on the question's words and days all stay
     # (a current page and an archived one), its other words ranking clauses within a page
-    top: dict[int, tuple[int, int, int, float, bool]] = {}
+    top: dict[int, tuple[float, int, int, float, bool]] = {}
     for c, n in zip(context.sentences, rank):
         if n[:3] == best[:3]:
             top[c.doc] = max(n, top.get(c.doc, n))
