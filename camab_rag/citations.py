@@ -16,7 +16,7 @@ from camab_rag.conflicts import disputes, unit_texts
 from camab_rag.errors import InputError, WrongTypeError
 from camab_rag.groundedness.abstention import is_abstention
 from camab_rag.groundedness.report import read_by, support_report
-from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS
+from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS, bare_reply
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import (
     ContextWords,
@@ -204,10 +204,10 @@ def cite(
             scores = _best_passage(owner, scores, len(texts))
         disputing = disputes(result, start, end, rule.unit)
         chosen = choose_sources(text, scores, texts, rule, disputing, read=read)
-        reply = bool(result.question) and _bare_reply(text)
+        reply = bare_reply(text) if result.question else None
         if reply:  # the model's scores of a bare "No." say little: the question's words do
             joint = joint or ContextWords.of(texts, result.question)
-            agreed = agreeing(answered_clauses(joint), score_words(text)[0], joint)
+            agreed = agreeing(answered_clauses(joint), reply, joint)
             clauses = [c for c in agreed if c.doc not in disputing]
             chosen = list(dict.fromkeys(c.doc for c in clauses))[: rule.top_k or REPLY_SOURCES]
             for clause in (c for c in clauses if c.doc in chosen):
@@ -298,13 +298,6 @@ def _strongest(
 
 def _strength(score: float) -> float:
     return min(max(score / STRONG_AT, 0.0), 1.0)
-
-
-def _bare_reply(sentence: str) -> bool:
-    """Whether ``sentence`` is a bare reply ("Yes.", "No, it isn't."): it says nothing the
-    question did not."""
-    said = score_words(sentence)
-    return bool(said) and said[0] in ("yes", "no") and not set(said) - STOPWORDS - REPLY_WORDS
 
 
 def _stating(

@@ -382,6 +382,7 @@ def support_report(
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
     before = ""
+    unasked = () if context_words is None else tuple(unasked_facts(support.response, context_words))
     for span in support.sentences():
         abstention = is_abstention(span.text)
         within = support.within([(span.start, span.end)])
@@ -390,7 +391,7 @@ def support_report(
         facts = contested = None
         if context_words is not None:
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
-            facts += tuple(unasked_facts(support.response, context_words))  # a bare "Yes."
+            facts += unasked  # a bare "Yes."
             rivals = () if abstention else rival_spans(span.text, context_words, before)
             contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
         before = span.text

@@ -151,13 +151,20 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def bare_reply(text: str) -> str | None:
+    """``"yes"`` or ``"no"`` for a bare reply ("Yes.", "No, it isn't."): it says nothing
+    the question did not; else ``None``."""
+    said = words(text)
+    return said[0] if said[:1] in (["yes"], ["no"]) and not set(said) - UNCHECKED else None
+
+
 def unasked_facts(answer: str, context: Collection[str]) -> list[str]:
     """The question's words no text holds, for an answer that is a bare "Yes." ("Yes, it
     does.") and where no page holds two of them: what "Yes." to "Does the pool have a
     sauna?" claims that no source states. None for "Yes." and an explanation after it."""
-    said = words(answer)
-    bare = said[:1] == ["yes"] and not set(said) - UNCHECKED
-    if not bare or not isinstance(context, ContextWords) or answered_clauses(context):
+    if bare_reply(answer) != "yes" or not isinstance(context, ContextWords):
+        return []
+    if answered_clauses(context):
         return []
     subject = sorted(context.asked - CALENDAR - STOPWORDS)
     return [w for w in subject if not holds(w, context.forms)]

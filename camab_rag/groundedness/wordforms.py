@@ -635,6 +635,12 @@ def answered_clauses(context: ContextWords) -> list[Sentence]:
     one), then most of its other words (a word said once on the page counting most).
     Where they state a value the question asks ("open") and its opposite, those
     :func:`_said_of` reads the reply with."""
+    if "answered" not in context._memo:  # read once per context, by the gate and cite()
+        context._memo["answered"] = _answered(context)
+    return list(context._memo["answered"])
+
+
+def _answered(context: ContextWords) -> list[Sentence]:
     pair = frozenset(v for v in context.asked if v in OPPOSITES)
     pair |= _opposites(pair)
     asked = context.asked - pair
@@ -646,16 +652,16 @@ def answered_clauses(context: ContextWords) -> list[Sentence]:
     # a word few pages hold tells the page asked about ("Central" more than "gym", "Sunday")
     pages = {d: sum(1 / spread[w] for w in words) for d, words in held.items()}
     said = [{w for w in subject if holds(w, c.forms)} for c in context.sentences]
-    times = Counter((c.doc, w) for c, held in zip(context.sentences, said) for w in held)
+    times = Counter((c.doc, w) for c, own in zip(context.sentences, said) for w in own)
     rank = [  # a word the page says once tells its clause ("does not offer printing")
         (
             pages[c.doc],
             len(days & c.named_days),  # "closed on Mondays", not "Monday" of "weekdays"
             len(days & (c.own | c.implied)),
-            sum(1 / times[c.doc, w] for w in held),
+            sum(1 / times[c.doc, w] for w in own),
             bool(pair & c.own),
         )
-        for c, held in zip(context.sentences, said)
+        for c, own in zip(context.sentences, said)
     ]
     best = max(rank, default=(0.0, 0, 0, 0.0, False))
     top_pages = [d for d, n in pages.items() if n == best[0]]
@@ -678,9 +684,8 @@ def answered_clauses(context: ContextWords) -> list[Sentence]:
 def agreeing(clauses: Sequence[Sentence], reply: str, context: ContextWords) -> list[Sentence]:
     """Of ``clauses`` (:func:`answered_clauses`), those not stating the opposite of what a
     bare ``reply`` ("yes" or "no") claims of the question's value ("open")."""
-    asked = [v for v in context.asked if v in OPPOSITES]
-    claimed = {OPPOSITES[v] for v in asked} if reply == "no" else set(asked)
-    denied = {OPPOSITES[v] for v in claimed}
+    asked = frozenset(v for v in context.asked if v in OPPOSITES)
+    denied = asked if reply == "no" else _opposites(asked)
     return [c for c in clauses if not any(o in c.own and OPPOSITES[o] not in c.own for o in denied)]
 
 
