@@ -518,3 +518,20 @@ def test_a_pronoun_led_sentence_is_disputed_as_the_one_before_it() -> None:
         n_documents=3,
     )
     assert disputes(result) == {2: ["21:00"]}
+
+
+def test_two_disputing_sources_share_one_mark_in_every_format() -> None:
+    """Review 64: HTML and Markdown wrote "[disputed by 1][disputed by 2]" where the
+    terminal writes "[disputed by 1, 2]"; each number still links to its source."""
+    docs = ["Returns within 30 days.", "Returns within 45 days.", "Returns within 60 days."]
+    segments = [Segment(text, i, 0, len(text)) for i, text in enumerate(docs)]
+    cited = cite(replace(_result([]), segments=segments), docs)
+    assert cited.sentences[0].citations == [1] and cited.sentences[0].disputed == [2, 3]
+    page = answer_id(cited)
+    markdown = cited.to_markdown()
+    assert f"\\[disputed by [2](#{page}-src-2), [3](#{page}-src-3)\\]" in markdown
+    html = cited.to_html()
+    assert html.count('class="camab-marker camab-disputed"') == 1 and "[disputed by <a" in html
+    assert f'href="#{page}-src-2"' in html and f'href="#{page}-src-3"' in html
+    assert "disagrees with the answer on \u201c30\u201d" in html  # each number's tooltip
+    assert "[disputed\u00a0by\u00a02,\u00a03]" in cited.to_terminal(color=False)

@@ -30,7 +30,7 @@ from camab_rag.groundedness.report import DEFAULT_BLOCK_ON, DEFAULT_THRESHOLD, r
 from camab_rag.groundedness.score import SCORE_NAME
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration
 from camab_rag.prompts import plan_prompt
-from camab_rag.render.text import verdict_text
+from camab_rag.render.text import verdict_detail, verdict_text
 from camab_rag.scorers.proxy import ProxyFallbackScorer
 from camab_rag.segments import to_documents
 from camab_rag.settings import CHAIN_SETTINGS
@@ -405,7 +405,9 @@ def test_in_a_chat_the_earlier_turns_count_as_context():
         "Who was the first toll keeper?", CONTEXT, answer, KeywordScorer(), prompt_builder=builder
     )
     assert report.earlier_turns == 2 and report.grounded  # supported by the earlier turn
-    assert "context includes 2 earlier chat messages" in (verdict_text(report) or "")
+    words, detail = verdict_text(report) or "", verdict_detail(report) or ""
+    assert words == "Supported by the sources"  # end users read no count
+    assert detail.endswith("; context includes 2 earlier chat messages")  # the tooltip
     result = attribute(
         QUESTION,
         CONTEXT,

@@ -64,6 +64,7 @@ CSS = """
 .camab-cite .camab-hl-3 { background-color: rgba(255, 179, 0, 0.85); }
 .camab-cite .camab-hl-disputes { background-color: rgba(217, 48, 37, 0.2); }
 .camab-cite .camab-disputed { color: #b3261e; }
+.camab-cite .camab-disputed a { color: inherit; text-decoration: none; }
 .camab-cite .camab-footer { color: #777; font-size: .8rem; margin-top: .75rem; }
 .camab-cite .camab-unsupported { text-decoration: underline dotted #a50e0e; }
 .camab-cite .camab-nosupport { background-color: rgba(217, 48, 37, 0.18); color: inherit; }
@@ -140,10 +141,25 @@ def _sentence_html(answer: CitedAnswer, page_id: str, sentence: CitedSentence) -
         body += f'<span class="camab-unsupported-note">{esc(note)}</span>'
     for n, s in zip(sentence.citations, sentence.scores):
         body += _marker(page_id, int(n), f": {support_words(s)} ({score_text(s)})")
-    for n in sentence.disputed:
-        tip = f" {esc(dispute_text(answer.source(n).disputes))}"
-        body += _marker(page_id, int(n), tip, DISPUTED_MARK, " camab-disputed")
-    return body
+    return body + _disputed_html(answer, page_id, sentence.disputed)
+
+
+def _disputed_html(answer: CitedAnswer, page_id: str, numbers: list[int]) -> str:
+    """One ``[disputed by 1, 2]`` mark, each number linking to its source (as the terminal
+    writes it), for the sources that disagree with a sentence."""
+    if len(numbers) == 1:
+        tip = f" {esc(dispute_text(answer.source(numbers[0]).disputes))}"
+        return _marker(page_id, int(numbers[0]), tip, DISPUTED_MARK, " camab-disputed")
+    links = ", ".join(
+        f'<a href="#{page_id}-src-{int(n)}" title="source {int(n)} '
+        f'{esc(dispute_text(answer.source(n).disputes))}">{int(n)}</a>'
+        for n in numbers
+    )
+    return (
+        f'<span class="camab-marker camab-disputed">[{DISPUTED_MARK}{links}]</span>'
+        if links
+        else ""
+    )
 
 
 def render_html(

@@ -48,12 +48,21 @@ def link_destination(url: str) -> str:
 
 def markers(answer: CitedAnswer, numbers: list[int], page: str, mark: str = "") -> str:
     """``[n]`` markers (``mark`` before ``n``) linking to the source's URL or list entry."""
-    out = []
-    for n in numbers:
-        url = answer.source(n).url
-        target = link_destination(url) if url else f"#{page}-src-{int(n)}"
-        out.append(f"[\\[{mark}{int(n)}\\]]({target})")
-    return "".join(out)
+    return "".join(f"[\\[{mark}{int(n)}\\]]({_target(answer, n, page)})" for n in numbers)
+
+
+def _target(answer: CitedAnswer, n: int, page: str) -> str:
+    """Where source ``n``'s marker links: its URL, else its entry in the list."""
+    url = answer.source(n).url
+    return link_destination(url) if url else f"#{page}-src-{int(n)}"
+
+
+def _disputed(answer: CitedAnswer, numbers: list[int], page: str) -> str:
+    """One ``[disputed by 1, 2]`` mark, each number a link, as the terminal writes it."""
+    if len(numbers) < 2:
+        return markers(answer, numbers, page, DISPUTED_MARK)
+    links = ", ".join(f"[{int(n)}]({_target(answer, n, page)})" for n in numbers)
+    return f"\\[{DISPUTED_MARK}{links}\\]"
 
 
 def _source_text(answer: CitedAnswer, source: Source) -> str:
@@ -79,7 +88,7 @@ def render_markdown(answer: CitedAnswer) -> str:
     pieces = []
     for sentence in answer.sentences:
         marks = markers(answer, sentence.citations, page)
-        marks += markers(answer, sentence.disputed, page, DISPUTED_MARK)
+        marks += _disputed(answer, sentence.disputed, page)
         note = sentence_note(sentence)
         pieces.append(
             _inline(sentence.text)

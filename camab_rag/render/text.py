@@ -213,8 +213,6 @@ def verdict_text(report: Any) -> str | None:
     count = len(getattr(report, "unsupported_sentences", []) or [])
     if count and count < len(sentences):
         line += f"; {count} sentence{' is' if count == 1 else 's are'} not supported"
-    if turns := int(getattr(report, "earlier_turns", 0) or 0):
-        line += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
     if name == "supported" and any(
         "conversation" in (getattr(s, "support_from", ()) or ()) for s in sentences
     ):
@@ -226,7 +224,9 @@ def verdict_text(report: Any) -> str | None:
 
 
 def verdict_detail(report: Any) -> str | None:
-    """The figures behind :func:`verdict_text`, for a tooltip."""
+    """The figures behind :func:`verdict_text`, for a tooltip: the score, what decided,
+    and how many earlier chat messages the context held (end users read the verdict's
+    words; the count is for developers)."""
     score, threshold = getattr(report, "score", None), getattr(report, "threshold", None)
     if score is None or threshold is None:
         return getattr(report, "error", None)
@@ -236,8 +236,12 @@ def verdict_detail(report: Any) -> str | None:
     )
     probability = getattr(report, "p_unsupported", None)
     if probability is not None:  # the calibrated verdict decided: the threshold did not
-        return f"P(unsupported) {float(probability):.2f}; {explained}"
-    return f"{explained}, threshold {float(threshold):.3f}"
+        detail = f"P(unsupported) {float(probability):.2f}; {explained}"
+    else:
+        detail = f"{explained}, threshold {float(threshold):.3f}"
+    if turns := int(getattr(report, "earlier_turns", 0) or 0):
+        detail += f"; context includes {turns} earlier chat message{'s' if turns > 1 else ''}"
+    return detail
 
 
 def no_sources_text(answer: Any) -> str | None:
