@@ -17,6 +17,7 @@ from camab_rag.groundedness.wordforms import (
     SAME_FORM,
     UNITS,
     ContextWords,
+    clock_time,
     derived_values,
     form_set,
     forms,
@@ -164,14 +165,12 @@ def stated_value(
     return None
 
 
-_CLOCK = re.compile(r"\d{1,2}(?::\d{2})+")
-
-
 def _shown(sentence: str, at: int) -> str:
     """The answer's word at ``at`` as a reader knows it: a clock time whole ("7:45", not
     the "45" the checks read)."""
-    clock = next((m[0] for m in _CLOCK.finditer(sentence) if m.start() <= at < m.end()), None)
-    return clock or next(w.text for w in _words(sentence) if w.start <= at < w.end)
+    return clock_time(sentence, at) or next(
+        w.text for w in _words(sentence) if w.start <= at < w.end
+    )
 
 
 def plain_number(word: str) -> str:

@@ -87,3 +87,28 @@ def test_a_denied_reply_is_not_quoted_to_the_reader():
     assert verdict_text(Report()) == "Check this answer: the sources say the opposite"
     assert dispute_text(["Yes"]) == "disagrees with the answer"
     assert dispute_text(["Yes", "open"]) == "disagrees with the answer on \u201copen\u201d"
+
+
+def test_a_yes_the_page_denies_with_no_cites_nothing():
+    """Review 2 (session 64), case 12: a wrong "Yes." to "Does the Harbour gym have a
+    sauna?" cited "There is no sauna at the Harbour gym." as holding the answer."""
+    docs, _ = _cited("Is there a visitor car park?", "Yes.")
+    assert docs == []
+    docs, passages = _cited("Is there a visitor car park?", "No.")
+    assert docs == [2] and passages == [[DOCS[2][len("Getting here. ") :]]]
+
+
+def test_a_clock_time_is_quoted_whole_in_the_notice():
+    """Review 1 (session 64), case 22: the notice named "8", "30" for the answer's 8:30."""
+
+    class Sentence:
+        text = "Yes, it is open on Tuesdays from 8:30 to 12:30 and costs 30 euros."
+
+    class Report:
+        verdict, misread, unchecked_facts = "uncertain", ("open", "8", "30", "12"), ()
+        sentences = (Sentence(),)
+
+    assert verdict_text(Report()) == (
+        "Check this answer: the sources say something else about "
+        "\u201copen\u201d, \u201c8:30\u201d, \u201c12:30\u201d"
+    )

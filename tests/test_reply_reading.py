@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from camab_rag.groundedness.anchors import context_words
+from camab_rag.groundedness.anchors import _followed_up, context_words
 from camab_rag.groundedness.score import unasked_facts
 from camab_rag.groundedness.wordforms import (
     ContextWords,
     agreeing,
     answered_clauses,
     misread_spans,
+    rivals,
 )
 from camab_rag.prompts import TemplatePromptBuilder
 from camab_rag.result import AttributionResult
@@ -176,3 +177,146 @@ def test_the_place_named_outweighs_a_word_every_page_holds(reply, misread):
     ]
     context = ContextWords.of(pages, "Is the Central gym open on Sundays?")
     assert [reply[a:b] for a, b in misread_spans(reply, context)] == misread
+
+
+def test_a_time_the_asked_page_gives_is_not_misread_for_another_pages_day():
+    """Review 1 (session 64), case 22: "open on Tuesdays from 8:30 to 12:30" of the permit
+    desk (Monday, Wednesday and Friday, 8:30 to 12:30) was flagged, and the notice named
+    "8", "30": the branch library's "Tuesday to Thursday from 13:00" was the closest clause
+    by its day. The times are the desk's own; only the reply is wrong."""
+    pages = [*PAGES[:3], PAGES[3].replace("12:30.", "12:30, by appointment only.")]
+    answer = "Yes, the permit desk is open on Tuesdays from 8:30 to 12:30."
+    context = ContextWords.of(pages, "Is the permit desk open on Tuesdays?")
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == ["Yes"]
+    # the branch's hours for the desk's Monday are still the branch's, not the desk's
+    wrong = "The permit desk is open on Mondays from 13:00 to 18:00."
+    context = ContextWords.of(pages, "Is the permit desk open on Mondays?")
+    assert [wrong[a:b] for a, b in misread_spans(wrong, context)] == ["13", "18"]
+
+
+GYMS = [
+    "FitZone Central gym, 8 Market Square. Open daily, 6:00-23:00. Sauna included.",
+    "FitZone Harbour gym, 21 Dock Lane. Monthly membership: 29 euros. "
+    "There is no sauna at the Harbour gym.",
+    "BrightSmile Dental, Northgate clinic. Opening hours: Mon-Fri 8-18. Closed on Sundays.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [
+        # review 2 (session 64), case 12: "no sauna" was not read as a denial
+        ("Does the Harbour gym have a sauna?", "Yes.", ["Yes"]),
+        ("Does the Harbour gym have a sauna?", "Yes, there is a sauna.", ["Yes"]),
+        ("Does the Harbour gym have a sauna?", "No.", []),
+        ("Does the Central gym have a sauna?", "Yes.", []),
+        # case 23: "Mon-Fri 8-18" after "Opening hours" states the clinic open on Fridays
+        ("Is the Northgate clinic open on Fridays?", "No.", ["No"]),
+        ("Is the Northgate clinic open on Fridays?", "Yes.", []),
+        ("Is the Northgate clinic open on Sundays?", "No.", []),
+    ],
+)
+def test_a_no_before_the_asked_word_and_opening_hours_answer_a_reply(question, answer, misread):
+    context = ContextWords.of(GYMS, question)
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+def test_a_denying_clause_is_no_agreeing_clause_for_a_yes():
+    context = ContextWords.of(GYMS, "Does the Harbour gym have a sauna?")
+    answered = answered_clauses(context)
+    assert [c.doc for c in answered] == [1]
+    assert agreeing(answered, "yes", context) == [] and agreeing(answered, "no", context)
+    # "no charge" denies no "Yes" to "free": the question does not name "charge"
+    depot = ContextWords.of(PAGES, "Is parking free at the recycling depot?")
+    assert [c.doc for c in agreeing(answered_clauses(depot), "yes", depot)] == [2]
+
+
+CLINICS = [
+    "BrightSmile Dental - Northgate clinic. A check-up costs 45 euros. Hygienist cleaning: "
+    "60 euros.",
+    "BrightSmile Dental - Riverside clinic. Check-up: 50 euros. We offer emergency appointments.",
+]
+
+
+@pytest.mark.parametrize(
+    ("clinic", "answer", "misread"),
+    [
+        # review 2 (session 64), case 14: Northgate's "costs 45 euros" shares more of the
+        # answer's words, but the question asks about Riverside, whose page says 50
+        ("Riverside", "It costs 50 euros.", []),
+        ("Northgate", "It costs 50 euros.", ["50"]),
+        # the asked page's own closest clause still decides
+        ("Northgate", "A check-up costs 60 euros.", ["60"]),
+    ],
+)
+def test_a_value_of_the_page_asked_about_is_its_own(clinic, answer, misread):
+    context = ContextWords.of(CLINICS, f"How much is a check-up at the {clinic} clinic?")
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+def test_a_reply_naming_another_place_is_read_with_its_own_words():
+    """Review 2 (session 64), case 17: "What about the other clinic?" after a question on
+    Northgate is read with that question, whose page ("Opening hours: Mon-Fri 8-18") says
+    open; the reply "No, the Riverside clinic is closed on Fridays." names the place it
+    answers, and its page agrees."""
+    question = "Is the Northgate clinic open on Fridays? What about the other clinic?"
+    riverside = CLINICS[1] + " The Riverside clinic is closed on Fridays."
+    context = ContextWords.of([GYMS[2], riverside], question)
+    answer = "No, the Riverside clinic is closed on Fridays."
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == []
+    assert [answer[a:b] for a, b in misread_spans("No.", context)] == ["No"]
+
+
+def test_the_other_place_of_a_follow_up_is_the_one_not_asked_before():
+    """Review 2 (session 64), cases 18 and 29: "What about the other clinic?" was read with
+    the clinic asked about before, so a wrong "Yes." passed and a right one was flagged."""
+    riverside = CLINICS[1] + " The Riverside clinic is closed on Fridays."
+    pages = [GYMS[2], riverside]
+    earlier = [{"role": "user", "content": "Is the Northgate clinic open on Fridays?"}]
+    follow_up = _followed_up("What about the other clinic?", earlier, pages)
+    assert follow_up.startswith("Is the Riverside clinic open on Fridays?")
+    context = ContextWords.of(pages, follow_up)
+    assert [c.doc for c in answered_clauses(context)] == [1]
+    assert misread_spans("Yes.", context) == [(0, 3)] and misread_spans("No.", context) == []
+    # two other clinics, or none named before: the question before is kept as it was
+    three = [*pages, "Hillside clinic. Open Monday to Friday."]
+    assert _followed_up("What about the other clinic?", earlier, three).startswith(
+        "Is the Northgate clinic"
+    )
+
+
+HARBOUR = [
+    "FitZone Central gym. Open daily, 6:00-23:00. Monthly membership: 35 euros.",
+    "FitZone Harbour gym. Open Monday to Saturday. Closed on Sundays. Monthly membership: "
+    "29 euros.",
+]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "follow_up", "swapped"),
+    [
+        # review 2 (session 64), case 30: both gyms were asked about; "35 euros." was
+        # shown as disagreeing with the Harbour page
+        (
+            "How much is the Harbour gym membership?",
+            "And at the Central gym?",
+            "How much is the Central gym membership?",
+        ),
+        # case 19: "the Harbour one"
+        ("Is the Central gym open on Sundays?", "And the Harbour one?", "Is the Harbour gym"),
+        # a capitalised word the pages do not put before the noun is no place
+        ("What are the Central gym hours?", "And the Saturday hours?", "What are the Central"),
+    ],
+)
+def test_a_follow_up_naming_a_place_swaps_the_place_asked_before(earlier, follow_up, swapped):
+    history = [{"role": "user", "content": earlier}]
+    assert _followed_up(follow_up, history, HARBOUR).startswith(swapped)
+
+
+def test_a_follow_up_on_another_gym_is_read_with_that_gym():
+    history = [{"role": "user", "content": "Is the Central gym open on Sundays?"}]
+    context = ContextWords.of(HARBOUR, _followed_up("And the Harbour one?", history, HARBOUR))
+    assert misread_spans("Yes, it is.", context) == [(0, 3)]
+    history = [{"role": "user", "content": "How much is the Harbour gym membership?"}]
+    context = ContextWords.of(HARBOUR, _followed_up("And at the Central gym?", history, HARBOUR))
+    assert rivals("35 euros.", context) == [] and misread_spans("35 euros.", context) == []

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from camab_rag.errors import ScorerError
-from camab_rag.groundedness.wordforms import CALENDAR, ContextWords, subject_forms
+from camab_rag.groundedness.wordforms import CALENDAR, STOPWORDS, ContextWords, subject_forms
 from camab_rag.prompts import PromptBuilder, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, finite_reward
@@ -95,20 +95,54 @@ def context_words(
     question = result.question if result is not None else getattr(builder, "question", "")
     question = question if isinstance(question, str) else ""
     history = history or getattr(builder, "history", None)
-    return ContextWords.of(texts, _followed_up(question, history))
+    return ContextWords.of(texts, _followed_up(question, history, texts))
 
 
 _FOLLOW_UP = re.compile(r"\s*(?:and|what about|how about)\b", re.IGNORECASE)
+_OTHER = re.compile(r"\bthe other ([a-z]+)\b", re.IGNORECASE)
 
 
-def _followed_up(question: str, history: Sequence[Mapping[str, str]] | None) -> str:
+def _followed_up(
+    question: str, history: Sequence[Mapping[str, str]] | None, texts: Sequence[str] = ()
+) -> str:
     """``question``, after the user's previous question when it follows that one up ("And
-    on Sundays?": the recycling centre asked about before; no subject of its own but days)."""
+    on Sundays?": the recycling centre asked about before; no subject of its own but days),
+    with the place it named swapped for "the other" one ``texts`` name (:func:`_other`)."""
     earlier = [str(m.get("content", "")) for m in history or () if m.get("role") == "user"]
     own = subject_forms(question) - CALENDAR
     if earlier and (_FOLLOW_UP.match(question) or not own):
-        return f"{earlier[-1]} {question}"
+        return f"{_other(earlier[-1], question, texts)} {question}"
     return question
+
+
+def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
+    """``earlier`` with its place swapped for the one ``question`` asks about: one it names
+    that ``texts`` name too ("And at the Central gym?" or "And the Central one?" after "How
+    much is the Harbour gym membership?"), or for "the other clinic" the one other place
+    ``texts`` name before "clinic"."""
+    for name, noun in _NAMED.findall(question):  # "the Harbour one": the noun asked before
+        for said in [n for _, n in _NAMED.findall(earlier)] if noun == "one" else [noun]:
+            before = _names(earlier, said)
+            if len(before) == 1 and name in {n for t in texts for n in _names(t, said)} - before:
+                return re.sub(rf"\b{re.escape(before.pop())}\b", name, earlier)
+    asked = _OTHER.search(question)
+    if asked is None:
+        return earlier
+    before = _names(earlier, asked[1])
+    others = {n for t in texts for n in _names(t, asked[1])} - before
+    if len(before) != 1 or len(others) != 1:
+        return earlier
+    return re.sub(rf"\b{re.escape(before.pop())}\b", others.pop(), earlier)
+
+
+_NAMED = re.compile(r"\b([A-Z][\w'-]*)\s+([a-z]+)\b")
+
+
+def _names(text: str, noun: str) -> set[str]:
+    """The capitalised words of ``text`` just before ``noun`` ("Northgate" of "the Northgate
+    clinic"), small words aside."""
+    found = re.findall(rf"\b([A-Z][\w'-]*)\s+{re.escape(noun)}s?\b", text, re.IGNORECASE)
+    return {n for n in found if n[0].isupper() and n.lower() not in STOPWORDS}
 
 
 def support_of(response: str, results: Sequence[object], prompts: AnchorPrompts) -> TokenSupport:

@@ -383,6 +383,17 @@ def _clock_mark(text: str, tokens: _Tokens, k: int) -> str:
 _CLOCK_TIME = re.compile(r"\d{1,2}:\d{2}\b")
 
 
+def clock_time(text: str, at: int) -> str | None:
+    """The clock time of ``text`` around ``at`` ("7:45" for its "45"), if any: a reader
+    knows it whole, while the checks read its hour and minutes apart."""
+    return next((m[0] for m in _CLOCK_TIME.finditer(text) if m.start() <= at < m.end()), None)
+
+
+def clock_times(text: str) -> list[str]:
+    """The clock times ``text`` writes ("8:30"), in its order."""
+    return _CLOCK_TIME.findall(text)
+
+
 @lru_cache(maxsize=4096)
 def clock_hours(text: str) -> frozenset[str]:
     """The hours ``text`` states as clock times ("10:00", "4 pm"; "10 days" none), memoised."""
@@ -535,6 +546,9 @@ class Sentence:
     those of a group its sentence names (another sentence's "shop open weekdays only" is of
     another subject): held (:func:`claim_coverage`), but not its forms, so a clause naming a
     day stays the closest."""
+    lacks: frozenset[str] = frozenset()
+    """The forms of the words after its "no" ("sauna" of "There is no sauna"): what it
+    says a place does not have."""
 
     def states(self, value: str, unit: str = "") -> bool:
         """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
@@ -683,10 +697,17 @@ def _answered(context: ContextWords) -> list[Sentence]:
 
 def agreeing(clauses: Sequence[Sentence], reply: str, context: ContextWords) -> list[Sentence]:
     """Of ``clauses`` (:func:`answered_clauses`), those not stating the opposite of what a
-    bare ``reply`` ("yes" or "no") claims of the question's value ("open")."""
+    bare ``reply`` ("yes" or "no") claims of the question's value ("open"), nor denying a
+    "yes" (:func:`_denies`)."""
     asked = frozenset(v for v in context.asked if v in OPPOSITES)
     denied = asked if reply == "no" else _opposites(asked)
-    return [c for c in clauses if not any(o in c.own and OPPOSITES[o] not in c.own for o in denied)]
+    pages = _denying(clauses, context) if reply == "yes" else {}  # "There is no sauna"
+    return [
+        c
+        for c in clauses
+        if not any(o in c.own and OPPOSITES[o] not in c.own for o in denied)
+        and not pages.get(c.doc)
+    ]
 
 
 def _said_by(pair: tuple[str, str], clauses: Sequence[Sentence]) -> set[str]:
@@ -741,6 +762,9 @@ _RANGE = re.compile(
     r"|\b(?:from|between)\s+" + _TIME,
     re.IGNORECASE,
 )
+_OPENING_HOURS = re.compile(r"\bopening\s+(?:hours|times)\b[^.;]*?\d", re.IGNORECASE)
+"""A clause giving opening hours with a number after ("Opening hours: Mon-Fri 8-18"): it
+states its days open even where its hours are no clock times (:data:`_RANGE`)."""
 _AFTERNOON = re.compile(r"(?<![\w:.])(1[3-9]|2[0-3])[:.][0-5]\d(?![\w:]|\.\d)")
 
 
@@ -908,7 +932,8 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             stated = frozenset(_stated(part))
             said = stated | _days(part)
             said |= flipped if _EXCEPT_DAYS.fullmatch(f" {part}") else frozenset()
-            held = said | (HOURS_FORMS if _RANGE.search(part) else frozenset())
+            hours = _RANGE.search(part) or _OPENING_HOURS.search(part)  # "Mon-Fri 8-18"
+            held = said | (HOURS_FORMS if hours else frozenset())
             derived = _also(part) - held
             parts = (doc, derived, held - said, negates)
             amounts = frozenset((q.value, q.unit) for _, q in quantities(part))
@@ -924,12 +949,29 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
                     placed,
                     stated & CALENDAR,
                     _every_day(part, unnamed - _group_days(own)) - held,
+                    lacks=_lacks(part),
                 )
             )
             head |= frozenset(f for f in held if not is_number(f))
             out += _days_left_out(part, said, head, out[-1], every, daily)
         previous = frozenset(f for f in own if not is_number(f))
     return out
+
+
+def _lacks(part: str) -> frozenset[str]:
+    """The content words after each "no" of ``part`` up to a small word ("no visitor car
+    park", "no sauna"); "no charge" too, which :func:`_denies` never reads as a denial of
+    "free" since a question asking "free" does not name "charge"."""
+    found = forms(part)
+    out: set[str] = set()
+    for k, (_, _, word, _) in enumerate(found):
+        if word != "no":
+            continue
+        for _, _, after, value in found[k + 1 : k + 4]:
+            if after in STOPWORDS or not value:
+                break
+            out.add(value)
+    return frozenset(out)
 
 
 def _group_days(said: Collection[str]) -> frozenset[str]:
@@ -1082,10 +1124,11 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
             answered = answered_clauses(context)  # "No." to "... open on Sundays?"
+            answered = [] if _elsewhere(part, found, answered, context) else answered
             if any(_said_by((v, OPPOSITES[v]), answered) == {OPPOSITES[v]} for v in claimed):
                 spans.append((found[0][0], found[0][1]))
         sentence = _closest(subject, context)
-        if sentence[1][1] == 0:
+        if sentence[1][1] == 0 and words not in (["yes"], ["no"]):
             continue
         worked = derived_values(part, context)
         units = {s_start + at: q.unit for at, q in quantities(part)}
@@ -1113,6 +1156,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 and rival
                 and not _disputed(value, held, best, overlap, context)
                 and not _piece_holds(part, start, span, value, context)
+                and not _held_where_asked(value, closest, context)
             ):
                 spans.append((s_start + start, s_start + end))
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
@@ -1122,9 +1166,12 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             and (
                 (
                     len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
-                    and _denied(sentence[2])
+                    and _denied(sentence[2], context)
                 )
-                or _denied(answered_clauses(context))  # "Can I print at the branch?"
+                or (  # "Can I print at the branch?"
+                    _denied(answered_clauses(context), context)
+                    and not _elsewhere(part, found, answered_clauses(context), context)
+                )
             )
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
@@ -1137,10 +1184,45 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
     return spans
 
 
-def _denied(clauses: Sequence[Sentence]) -> bool:
-    """Whether ``clauses`` (those a reply answers) all deny it with a verb's negation ("does
-    not offer printing"; not "no charge", which a "Yes" to "Is it free?" agrees with)."""
-    return bool(clauses) and all(c.negates and _NOT & c.forms for c in clauses)
+def _elsewhere(
+    part: str, found: Sequence[_Word], answered: Sequence[Sentence], context: ContextWords
+) -> bool:
+    """Whether the reply ``part`` names a place no page of ``answered`` holds and another
+    page does ("No, the Riverside clinic is closed on Fridays." to "What about the other
+    clinic?" after a question on the Northgate clinic): its own words say what it answers."""
+    named = _names(part, found[1:])
+    pages = {c.doc for c in answered}
+    held = [_page_forms(context, d) for d in {c.doc for c in context.sentences} - pages]
+    return any(
+        not any(n in _page_forms(context, d) for d in pages) and any(n in f for f in held)
+        for n in named
+    )
+
+
+def _denied(clauses: Sequence[Sentence], context: ContextWords) -> bool:
+    """Whether each page of ``clauses`` (those a reply answers) denies it."""
+    return bool(clauses) and all(_denying(clauses, context).values())
+
+
+def _denying(clauses: Sequence[Sentence], context: ContextWords) -> dict[int, bool]:
+    """Whether each page of ``clauses`` denies a "Yes" (:func:`_denies`): all its clauses
+    stating a word of the question's subject do (a clause after ";" that only inherits the
+    subject, "the nearest garage is on Dock Street", says nothing of it)."""
+    subject = context.asked - CALENDAR - OPPOSITES.keys()
+    out: dict[int, bool] = {}
+    for doc in dict.fromkeys(c.doc for c in clauses):
+        page = [c for c in clauses if c.doc == doc]
+        out[doc] = all(_denies(c, context) for c in [c for c in page if c.own & subject] or page)
+    return out
+
+
+def _denies(clause: Sentence, context: ContextWords) -> bool:
+    """Whether ``clause`` denies a "Yes" to the question: with a verb's negation ("does not
+    offer printing"), or by "no" before a word the question asks ("There is no sauna" to
+    "Does the gym have a sauna?"; not "no charge", which a "Yes" to "Is it free?" agrees
+    with)."""
+    asked = context.asked - CALENDAR - OPPOSITES.keys()
+    return bool((clause.negates and _NOT & clause.forms) or clause.lacks & asked)
 
 
 _NOT = frozenset({"not", "never", "cannot", "t"})
@@ -1352,6 +1434,23 @@ def _disputed(
     holders = {c.doc for c in near if value in c.forms} - closest
     matched = {_asked_by(context, d) for d in closest}
     return any(_asked_by(context, d) in matched for d in holders)
+
+
+def _held_where_asked(value: str, closest: Sequence[Sentence], context: ContextWords) -> bool:
+    """Whether the one page holding most of the question's words states ``value`` in a
+    clause with one of them, and none of the clauses closest to the answer's words is on
+    that page: the Permit Office's "8:30" in "open on Tuesdays from 8:30" is its own, not a
+    misreading of the branch library's Tuesday hours, and the Riverside clinic's "Check-up:
+    50 euros" answers "It costs 50 euros." though Northgate's "A check-up costs 45 euros"
+    shares more of its words."""
+    counts = Counter({d: _asked_by(context, d) for d in {c.doc for c in context.sentences}})
+    (page, most), *rest = counts.most_common(2) or [(-1, 0)]
+    if not most or (rest and rest[0][1] == most) or any(c.doc == page for c in closest):
+        return False
+    return any(
+        c.doc == page and value in c.forms and _asked_in(context.asked, c)
+        for c in context.sentences
+    )
 
 
 def _asked_by(context: ContextWords, doc: int) -> int:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from camab_rag.groundedness.score import STOPWORDS, words
+from camab_rag.groundedness.wordforms import clock_times
 from camab_rag.render.support import support_words
 from camab_rag.sentences import split_sentences
 
@@ -155,7 +156,7 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     absent = [w for w in facts if w not in misread]
     reply = bool(misread) and not _not_replies(misread)  # a bare "Yes." the sources deny
-    misread = _not_replies(misread)
+    misread = _clock_whole(_not_replies(misread), report)
     spans = [w for s in getattr(report, "unsupported_spans", None) or [] if (w := _trimmed(s.text))]
     doubts = [f"the sources disagree on {_quoted(rivals)} (which one is current?)"] * bool(rivals)
     doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
@@ -166,6 +167,19 @@ def _doubts(report: Any, rivals: list[str]) -> list[str]:
     if not doubts and (least := _least_explained(report)):
         doubts.append(f"the sources explain this sentence least: {_quoted([least])}")
     return doubts
+
+
+def _clock_whole(found: list[str], report: Any) -> list[str]:
+    """``found`` with each clock time of the answer whose hour it holds named whole ("8:30",
+    not the "8", "30" the checks read apart)."""
+    said = " ".join(str(getattr(s, "text", "")) for s in getattr(report, "sentences", None) or [])
+    clocks = [c for c in clock_times(said) if c.split(":")[0] in found]
+    out: list[str] = []
+    for word in found:
+        out += [c for c in clocks if c.split(":")[0] == word]
+        if not any(word in c.split(":") for c in clocks):
+            out.append(word)
+    return list(dict.fromkeys(out))
 
 
 def _trimmed(span: str) -> str:
