@@ -21,6 +21,7 @@ from camab_rag.groundedness.wordforms import (
     derived_values,
     form_set,
     forms,
+    is_stale,
     misread_spans,
     rivals,
     subject_forms,
@@ -256,7 +257,13 @@ def disputes(
                 words = [w for w in words if not _off_subject(_form(w), own, known, asked)]
                 if words:
                     found.setdefault(own, []).extend(w for w in words if w not in found[own])
-    return found
+    current = [u for u, text in enumerate(texts) if not is_stale(text)]
+    return {  # an archived page's other value, where a current page states the answer's
+        own: words
+        for own, words in found.items()
+        if own in current
+        or not all(any(w in texts[u] or _form(w) in known[u] for u in current) for w in words)
+    }
 
 
 def _form(word: str) -> str:

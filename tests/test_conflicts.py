@@ -23,6 +23,7 @@ from camab_rag.conflicts import (
     stated_value,
     word_logprobs,
 )
+from camab_rag.groundedness.wordforms import ContextWords, is_stale, rivals
 from camab_rag.integration import document_summary
 from camab_rag.render.text import answer_id
 from camab_rag.result import AttributionResult, Conflict, StatementAttribution
@@ -376,7 +377,7 @@ def test_a_disputed_amount_is_named_whole_not_by_its_parts() -> None:
     “20”" for "3.20 euros"; the label names the amount as the answer wrote it."""
     docs = [
         "Prices 2026. A child ticket (under 16) costs 3.20 euros.",
-        "Prices 2024 (no longer valid). A child ticket costs 2.50 euros.",
+        "Prices 2024. A child ticket costs 2.50 euros.",  # (a page not marked out of date)
     ]
     segments = [Segment(text, k, 0, len(text)) for k, text in enumerate(docs)]
     result = AttributionResult(
@@ -535,3 +536,23 @@ def test_two_disputing_sources_share_one_mark_in_every_format() -> None:
     assert f'href="#{page}-src-2"' in html and f'href="#{page}-src-3"' in html
     assert "disagrees with the answer on \u201c30\u201d" in html  # each number's tooltip
     assert "[disputed\u00a0by\u00a02,\u00a03]" in cited.to_terminal(color=False)
+
+
+def test_an_archived_page_does_not_dispute_the_current_pages_value() -> None:
+    """Review 1 (session 64): "6 euros." for the pool (its current page) was shown as
+    "the sources disagree on “6” (which one is current?)" beside a page headed "ARCHIVED
+    PAGE (2022)" saying 5 euros. The archived value still loses to the current page."""
+    docs = [
+        "Riverside Pool prices (updated March 2025). Adult single entry: 6 euros.",
+        "ARCHIVED PAGE (2022) - Riverside Pool prices. Adult single entry: 5 euros. This page "
+        "may be out of date.",
+        "Riverside Pool cafe. A coffee costs 3 euros.",
+    ]
+    question = "How much is an adult single entry at Riverside Pool?"
+    context = ContextWords.of(docs, question)
+    assert context.stale == {1} and is_stale("Archived newspapers are upstairs.") is False
+    assert rivals("6 euros.", context) == [] and disputes(_over(docs, question, "6 euros.")) == {}
+    assert [d for _, d in rivals("5 euros.", context)] == [{0}]
+    assert disputes(_over(docs, question, "5 euros.")) == {0: ["5"]}
+    # no current page states the value: the archived page still disputes it
+    assert disputes(_over(docs, question, "7 euros."))[1] == ["7"]

@@ -250,16 +250,24 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
 
 def test_a_fine_two_pages_state_differently_is_contested_either_way():
     """Fresh-user review 3: the current fine ("0.20 euros") was blocked as a misread value
-    and the stale one passed; both are now contested, named whole, and shown."""
+    and the stale one passed. The stale one is contested, named whole, and shown; the
+    current one is contested only by a page not saying it is out of date (review 1,
+    session 64: "no longer valid" beside it made a right answer uncertain)."""
     pages = [
         "Loans and fines (from January 2026): a late book costs 0.20 euros per day.",
         "Fines (2024, no longer valid): a late book costs 0.50 euros per day.",
     ]
     question = "How much is the fine for a late book?"
-    for fine in ("0.20", "0.50"):
+    unmarked = [pages[0], pages[1].replace(", no longer valid", "")]
+    for fine, texts, contested in (
+        ("0.50", pages, True),
+        ("0.20", unmarked, True),
+        ("0.20", pages, False),
+    ):
         answer = f"A late book costs {fine} euros per day."
-        report = assess_answer(question, pages, answer, KeywordScorer())
-        assert report.verdict == "uncertain" and report.sentences[0].contested == (fine,)
+        report = assess_answer(question, texts, answer, KeywordScorer())
+        assert report.sentences[0].contested == ((fine,) if contested else ()), texts
+        assert (report.verdict == "uncertain") == contested
 
 
 def test_three_verdicts_and_the_block_rule():

@@ -320,3 +320,74 @@ def test_a_follow_up_on_another_gym_is_read_with_that_gym():
     history = [{"role": "user", "content": "How much is the Harbour gym membership?"}]
     context = ContextWords.of(HARBOUR, _followed_up("And at the Central gym?", history, HARBOUR))
     assert rivals("35 euros.", context) == [] and misread_spans("35 euros.", context) == []
+
+
+POOLS = [
+    "Riverside Pool is an indoor swimming pool. It is open Monday to Saturday from 7:00 to "
+    "21:00 and closed on Sundays. An adult ticket costs 6 euros. There is no diving board at "
+    "Riverside Pool.",
+    "Hilltop Pool is an outdoor swimming pool. It is open every day from 9:00 to 19:00. An "
+    "adult ticket costs 8 euros. Hilltop Pool has a diving board.",
+    "Harbour Pool is an indoor pool. It is open every day except Mondays, from 6:30 to 22:00.",
+    "Archived page (2019), no longer updated: Riverside Pool prices. An adult ticket at "
+    "Riverside Pool cost 5 euros, and the pool was open on Sundays from 10:00 to 16:00.",
+    "Swimming lessons: Riverside Pool and Harbour Pool offer swimming lessons on Saturday "
+    "mornings. Hilltop Pool does not offer lessons.",
+]
+"""A third review's pages (session 65): three pools, an archived page, a lessons page."""
+
+
+def _pools(question: str, answer: str) -> list[str]:
+    return [answer[a:b] for a, b in misread_spans(answer, ContextWords.of(POOLS, question))]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [
+        # the clause naming Hilltop answers, not "Riverside ... and Harbour Pool offer"
+        ("Does Hilltop Pool offer swimming lessons?", "Yes, Hilltop Pool offers lessons.", ["Yes"]),
+        ("Does Hilltop Pool offer swimming lessons?", "No.", []),
+        # "... and closed on Sundays" is a clause of its own; the archived page's Sunday
+        # hours do not answer beside the current page
+        ("Is Riverside Pool open on Sundays?", "No.", []),
+        ("Is Riverside Pool open on Sundays?", "Yes.", ["Yes"]),
+        ("Is Riverside Pool open on Sundays?", "Yes, from 10:00 to 16:00.", ["Yes"]),
+        # the answer's own "except Mondays" is no day it says the pool is open
+        (
+            "What are the opening hours of Harbour Pool?",
+            "It is open from 6:30 to 22:00, every day except Mondays.",
+            [],
+        ),
+        ("Is Harbour Pool open on Mondays?", "No, it is open every day except Mondays.", []),
+    ],
+)
+def test_a_third_reviews_replies_read_with_the_clause_they_answer(question, answer, misread):
+    assert _pools(question, answer) == misread
+
+
+def test_the_answered_clause_names_the_place_asked_about():
+    context = ContextWords.of(POOLS, "Does Hilltop Pool offer swimming lessons?")
+    answered = answered_clauses(context)
+    assert [(c.doc, "hilltop" in c.own) for c in answered] == [(4, True)]
+
+
+def test_an_archived_value_is_rivalled_by_the_current_page():
+    context = ContextWords.of(POOLS, "How much is an adult ticket at Riverside Pool?")
+    assert [d for _, d in rivals("5 euros.", context)] == [{0}]
+    assert rivals("6 euros.", context) == []
+
+
+@pytest.mark.parametrize(
+    ("earlier", "follow_up", "swapped"),
+    [
+        ("What time does Riverside Pool close?", "And Hilltop Pool?", "What time does Hilltop"),
+        ("Does Hilltop Pool have a diving board?", "And the Riverside one?", "Does Riverside"),
+    ],
+)
+def test_a_capitalised_place_noun_swaps_too(earlier, follow_up, swapped):
+    history = [{"role": "user", "content": earlier}]
+    asked = _followed_up(follow_up, history, POOLS)
+    assert asked.startswith(swapped)
+    if "diving" in asked:
+        context = ContextWords.of(POOLS, asked)
+        assert misread_spans("Yes, it has a diving board.", context) == [(0, 3)]

@@ -135,7 +135,8 @@ def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
     return re.sub(rf"\b{re.escape(before.pop())}\b", others.pop(), earlier)
 
 
-_NAMED = re.compile(r"\b([A-Z][\w'-]*)\s+([a-z]+)\b")
+_NAMED = re.compile(r"(?=\b([A-Z][\w'-]*)\s+([A-Za-z]+)\b)")
+"""A capitalised word and the word after it ("Central gym", "Hilltop Pool"), overlapping."""
 
 
 def _names(text: str, noun: str) -> set[str]:

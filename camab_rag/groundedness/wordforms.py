@@ -433,6 +433,8 @@ class ContextWords(frozenset[str]):
     quantities: tuple[tuple[Quantity, ...], ...]
     asked_values: tuple[Quantity, ...]
     told: frozenset[str]
+    stale: frozenset[int]
+    """The texts marking themselves out of date (:func:`is_stale`), by index."""
     _memo: dict[object, Any]
 
     def __new__(
@@ -444,9 +446,11 @@ class ContextWords(frozenset[str]):
         quantities: Iterable[tuple[Quantity, ...]] = (),
         asked_values: Iterable[Quantity] = (),
         told: Iterable[str] = (),
+        stale: Iterable[int] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.told = frozenset(told)  # the asker's own numbers: held, never misread
+        made.stale = frozenset(stale)
         made.forms = frozenset(forms) | frozenset(form(w) for w in made) | made.told
         made.sentences = tuple(sentences)
         made.asked = frozenset(asked)
@@ -471,6 +475,7 @@ class ContextWords(frozenset[str]):
             (tuple(q for _, q in quantities(t[a:b])) for t in texts for a, b in split_sentences(t)),
             (*(q for _, q in quantities(question)), *_ago(question)),
             _told(question),
+            (doc for doc, text in enumerate(texts) if is_stale(text)),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -484,7 +489,22 @@ class ContextWords(frozenset[str]):
             self.quantities + other.quantities,
             self.asked_values + other.asked_values,
             self.told | other.told,
+            self.stale | {doc + shift for doc in other.stale},
         )
+
+
+_STALE = re.compile(
+    r"\barchived\s+(?:page|version|copy|notice|post|article)\b|\bout[\s-]of[\s-]date\b"
+    r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b",
+    re.IGNORECASE,
+)
+
+
+def is_stale(text: str) -> bool:
+    """Whether ``text`` marks itself out of date ("ARCHIVED PAGE (2022)", "may be out of
+    date", "superseded"): where a current page states the answer's value, such a page's
+    other value is history, not a source disagreeing (:func:`rivals`)."""
+    return bool(_STALE.search(text))
 
 
 _TOLD = (
@@ -561,11 +581,12 @@ class Sentence:
 
 
 _CLAUSE = re.compile(
-    r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during)\b)"
+    r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during|closed|open)\b)"
     r"|,\s+(?:and|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)|,?\s+but\s+",
     re.IGNORECASE,
 )
-"""Where a new clause starts: ``;``, ``but``, ``and`` before a preposition or a subject."""
+"""Where a new clause starts: ``;``, ``but``, ``and`` before a preposition, a subject or
+"open"/"closed" ("open Monday to Saturday ... and closed on Sundays")."""
 
 
 def _content(text: str, *, values: bool = True) -> frozenset[str]:
@@ -672,7 +693,7 @@ def _answered(context: ContextWords) -> list[Sentence]:
             pages[c.doc],
             len(days & c.named_days),  # "closed on Mondays", not "Monday" of "weekdays"
             len(days & (c.own | c.implied)),
-            sum(1 / times[c.doc, w] for w in own),
+            sum(1 / (times[c.doc, w] * max(spread[w], 1)) for w in own),  # "Hilltop" > "pool"
             bool(pair & c.own),
         )
         for c, own in zip(context.sentences, said)
@@ -690,6 +711,7 @@ def _answered(context: ContextWords) -> list[Sentence]:
         if n[:3] == best[:3]:
             top[c.doc] = max(n, top.get(c.doc, n))
     closest = [c for c, n in zip(context.sentences, rank) if n == top.get(c.doc)]
+    closest = [c for c in closest if c.doc not in context.stale] or closest  # not archived
     if len({c.doc for c in closest}) == 1 and len({v for c in closest for v in pair & c.own}) > 1:
         closest = _deciding(closest, pair, context)  # one page says "open" and "closed"
     return closest
@@ -1102,12 +1124,14 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         opposed = [k for k, item in enumerate(found) if item[3] in OPPOSITES]
         # "does not open" states "closed": the negation is read with the word
         flips = {j: k for k in opposed for j in negators if k - 3 <= j < k}
+        # "open ... every day except Mondays": the open days are not the days excepted
+        excepted = frozenset(f for m in _EXCEPT_DAYS.finditer(part) for f in _content(m[1]))
         for k in opposed:
             start, end, _, value = found[k]
             (a, b), (c, d) = _clause_span(part, start), _comma_span(part, start)
-            clause = _content(part[a:b])
+            clause = _content(part[a:b]) - excepted
             said = OPPOSITES[value] if k in flips.values() else value
-            segment = _content(part[max(a, c) : min(b, d)])  # ", lunch included"
+            segment = _content(part[max(a, c) : min(b, d)]) - excepted
             piece = _joined_reading(part, start, (a, b), said, context)
             if (
                 piece
@@ -1276,10 +1300,11 @@ def rivals(
                 if not holders:
                     continue
                 asked = max(_asked_by(context, d) for d in holders)
+                past = context.stale if holders - context.stale else frozenset()
                 against = frozenset(
                     c.doc
                     for c in near
-                    if c.doc not in holders
+                    if c.doc not in holders | past  # an archived page beside a current one
                     and _asked_by(context, c.doc) >= asked  # a page of the question's subject
                     and not c.states(value, unit)
                     and any(map(is_number, c.own - content))
@@ -1287,8 +1312,36 @@ def rivals(
                 if against:
                     found_rivals.append((_written(text, s_start + start, s_start + end), against))
                     break
+            else:  # an archived page's value: the current pages' closest clauses rival it
+                against = _current_rivals(subject, value, unit, content, context)
+                if against:
+                    found_rivals.append((_written(text, s_start + start, s_start + end), against))
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
     return found_rivals
+
+
+def _current_rivals(
+    subject: frozenset[str], value: str, unit: str, content: set[str], context: ContextWords
+) -> frozenset[int]:
+    """Where only pages marking themselves out of date state ``value``: the current pages
+    (as much of the question's subject) whose clauses closest to ``subject`` state another
+    number ("5 euros." from a 2019 archive, beside the current page's "6 euros", which
+    names the pool in another sentence and so is not among the closest clauses)."""
+    holders = {c.doc for c in context.sentences if c.states(value, unit)}
+    if not holders or holders - context.stale:
+        return frozenset()
+    overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
+    current = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in context.stale]
+    best = max((n for _, n in current), default=_NONE)
+    asked = max(_asked_by(context, d) for d in holders)
+    return frozenset(
+        c.doc
+        for c, n in current
+        if best[1]
+        and n[:3] == best[:3]
+        and _asked_by(context, c.doc) >= asked
+        and any(map(is_number, c.own - content))
+    )
 
 
 def _holder_near(
@@ -1336,12 +1389,13 @@ def _name_rivals(
         holders = {c.doc for c in holding}
         frames = [(held, (held.own - forms_of) & frame_words) for held in holding]
         most = max((len(frame) for _, frame in frames), default=0)
+        past = context.stale if holders - context.stale else frozenset()
         against = {  # by the clauses the answer is closest to: those framing it most
             c.doc
             for held, frame in frames
             if frame and len(frame) == most
             for c in context.sentences
-            if c.doc not in holders
+            if c.doc not in holders | past  # an archived page beside a current one
             and frame <= c.own
             and _asked_by(context, c.doc) >= _asked_by(context, held.doc)
             and any(  # another name in the run's place: after the word it follows there

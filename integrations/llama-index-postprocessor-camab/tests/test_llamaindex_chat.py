@@ -29,7 +29,7 @@ from llama_index.postprocessor.camab import (
 
 from camab_rag.errors import InputError
 from camab_rag.groundedness import FilteredAnswer, GroundednessFilter
-from camab_rag.render.text import verdict_text
+from camab_rag.render.text import verdict_detail, verdict_text
 from camab_rag.settings import CHAIN_SETTINGS
 
 pytestmark = pytest.mark.model
@@ -201,7 +201,8 @@ def test_the_earlier_turns_count_as_context_for_the_groundedness_verdict(
     assert later is not None and later.conversation[-1] == question
     assert answer not in later.conversation
     assert question not in " ".join(reports[0].token_support.conversation)  # type: ignore[union-attr]
-    assert "context includes 2 earlier chat messages" in (verdict_text(reports[1]) or "")
+    assert "earlier chat" not in (verdict_text(reports[1]) or "")  # end users read no count
+    assert "context includes 2 earlier chat messages" in (verdict_detail(reports[1]) or "")
     assert (second.metadata or {})[ATTRIBUTION_KEY]["n_queries"] == 2
 
 
