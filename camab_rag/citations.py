@@ -185,7 +185,8 @@ def cite(
     owner = [segment.doc_index for segment in segments]
     answer_scores = np.asarray(result.scores, dtype=float)
     texts = unit_texts(result, rule.unit, docs)
-    read = [ContextWords.of([text], result.question) for text in texts]  # once, for each sentence
+    asked = result.asked or result.question  # a chat follow-up: with the question before
+    read = [ContextWords.of([text], asked) for text in texts]  # once, for each sentence
     numbers: dict[int, int] = {}  # unit index -> source number
     disputed_words: dict[int, list[str]] = {}  # unit index -> answer words it disputes
     disputed_at: dict[int, list[int]] = {}  # unit index -> its segments stating otherwise
@@ -206,7 +207,7 @@ def cite(
         chosen = choose_sources(text, scores, texts, rule, disputing, read=read)
         reply = bare_reply(text) if result.question else None
         if reply:  # the model's scores of a bare "No." say little: the question's words do
-            joint = joint or ContextWords.of(texts, result.question)
+            joint = joint or ContextWords.of(texts, asked)
             agreed = agreeing(answered_clauses(joint), reply, joint)
             clauses = [c for c in agreed if c.doc not in disputing]
             chosen = list(dict.fromkeys(c.doc for c in clauses))[: rule.top_k or REPLY_SOURCES]
@@ -242,7 +243,7 @@ def cite(
         cited_by = readings.get(unit, [])  # the sentences citing it; its best score for them
         lift = np.max([scores for _, scores in cited_by], axis=0) if cited_by else answer_scores
         spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and cited_by]  # a cheap first cut
-        strong = _strongest(spans, cited_by, segments, result.question)
+        strong = _strongest(spans, cited_by, segments, asked)
         strong += [i for i in _stating(pinned.get(unit, []), members, segments) if i not in strong]
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, v, _strength(v))

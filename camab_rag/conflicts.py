@@ -229,13 +229,14 @@ def disputes(
             if word.kind == "number" and start <= a + word.start < end:
                 claims += [(own, a, b, a + word.start) for own in range(len(texts))]
     found: dict[int, list[str]] = {}
-    every = ContextWords.of(texts, result.question)
+    question = result.asked or result.question  # a follow-up with the question before it
+    every = ContextWords.of(texts, question)
     worked = derived_values(response, every)
     known = [form_set([text]) for text in texts]
-    asked = subject_forms(result.question)
+    asked = subject_forms(question)
     for own, a, b, at in claims:
         sentence, span = response[a:b], (at - a, at - a + 1)
-        if stated_value(sentence, span, texts[own], question=result.question):
+        if stated_value(sentence, span, texts[own], question=question):
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
             if value in worked or _off_subject(value, own, known, asked):  # a sum
                 continue
@@ -253,7 +254,7 @@ def disputes(
                 words += [claimed] if claimed not in words else []
     for a, b in sentences if start < len(response) else []:
         if a < end and b > start:
-            for own, words in _opposing(response[a:b], texts, every, result.question).items():
+            for own, words in _opposing(response[a:b], texts, every, question).items():
                 words = [w for w in words if not _off_subject(_form(w), own, known, asked)]
                 if words:
                     found.setdefault(own, []).extend(w for w in words if w not in found[own])

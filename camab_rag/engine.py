@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from camab_rag.conflicts import find_conflicts
 from camab_rag.deadline import bounded
 from camab_rag.errors import ContextTooLongError, InputError, warn_caller
-from camab_rag.groundedness.anchors import oracle_anchor_steps
+from camab_rag.groundedness.anchors import followed_up, oracle_anchor_steps
 from camab_rag.lexical import lexical_scores
 from camab_rag.methods import Method
 from camab_rag.methods.prior import FREE_CALLS, FreePrior
@@ -112,6 +112,9 @@ def attribution_steps(
         )
     elif not hasattr(builder, "build"):  # a factory of builders
         builder = builder(question, documents, segments)
+    turns = getattr(builder, "history", None)  # a follow-up reads the question before it
+    asked = followed_up(question, turns, [d.text for d in documents])
+    about["asked"] = asked if asked != question else ""
     if builder.n_segments != len(segments):
         raise InputError(
             f"the prompt builder covers {builder.n_segments} segments, the context has "

@@ -30,7 +30,7 @@ FloatArray = NDArray[np.float64]
 SCHEMA_VERSION = 1
 TIE = 1e-12  # scores closer than this (relative) tie: see ranking()
 _SCALARS = (  # noqa: SIM905
-    "status error method method_config reward seed question response budget n_queries "
+    "status error method method_config reward seed question response asked budget n_queries "
     "n_evaluations prompt_tokens wall_time_s n_redrawn exact "
     "scored_by n_documents prompt_mode prompt_note anchor_rewards uninformative token_support "
     "run_id groundedness"
@@ -124,6 +124,9 @@ class AttributionResult:
     conflicts: list[Conflict] = field(default_factory=list)
     question: str = ""
     response: str = ""
+    asked: str = ""
+    """In a chat, the question after the user's earlier one it follows up ("Is the pool open
+    on Sundays? And on Mondays?"), as the gate and :func:`cite` read it; else empty."""
     reward: str = "mean_logprob"
     seed: int = 0
     method_config: dict[str, Any] = field(default_factory=dict)

@@ -3,10 +3,13 @@ session 64: a town's library, branch, pool and permit office pages)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from camab_rag.groundedness.anchors import _followed_up, context_words
+from camab_rag.citations import cite
+from camab_rag.groundedness.anchors import context_words, followed_up
 from camab_rag.groundedness.score import unasked_facts
 from camab_rag.groundedness.wordforms import (
     ContextWords,
@@ -162,8 +165,17 @@ def test_attribute_and_judge_read_a_follow_up_with_its_history(smollm2_scorer):
         result, context=PAGES, scorer=smollm2_scorer, history=history
     )
     assert judged.report.misread == ()
+    # without history= the judge reads the question as the result holds it (session 65)
+    assert result.asked == "Is the recycling depot open on Saturdays? And on Sundays?"
     alone = GroundednessFilter(mode="flag").judge(result, context=PAGES, scorer=smollm2_scorer)
-    assert alone.report.misread == ("open",)  # without the turn before: another place's Sunday
+    assert alone.report.misread == ()
+    bare = replace(result, asked="")  # a result stored without it: another place's Sunday
+    unread = GroundednessFilter(mode="flag").judge(bare, context=PAGES, scorer=smollm2_scorer)
+    assert unread.report.misread == ("open",)
+    again = type(result).from_dict(result.to_dict())
+    assert again.asked == result.asked
+    cited = cite(result, PAGES)  # the depot's page, not the library's "closed on Sundays"
+    assert cited.sentences[0].disputed == []
 
 
 @pytest.mark.parametrize(("reply", "misread"), [("Yes.", []), ("No.", ["No"])])
@@ -273,14 +285,14 @@ def test_the_other_place_of_a_follow_up_is_the_one_not_asked_before():
     riverside = CLINICS[1] + " The Riverside clinic is closed on Fridays."
     pages = [GYMS[2], riverside]
     earlier = [{"role": "user", "content": "Is the Northgate clinic open on Fridays?"}]
-    follow_up = _followed_up("What about the other clinic?", earlier, pages)
+    follow_up = followed_up("What about the other clinic?", earlier, pages)
     assert follow_up.startswith("Is the Riverside clinic open on Fridays?")
     context = ContextWords.of(pages, follow_up)
     assert [c.doc for c in answered_clauses(context)] == [1]
     assert misread_spans("Yes.", context) == [(0, 3)] and misread_spans("No.", context) == []
     # two other clinics, or none named before: the question before is kept as it was
     three = [*pages, "Hillside clinic. Open Monday to Friday."]
-    assert _followed_up("What about the other clinic?", earlier, three).startswith(
+    assert followed_up("What about the other clinic?", earlier, three).startswith(
         "Is the Northgate clinic"
     )
 
@@ -310,15 +322,15 @@ HARBOUR = [
 )
 def test_a_follow_up_naming_a_place_swaps_the_place_asked_before(earlier, follow_up, swapped):
     history = [{"role": "user", "content": earlier}]
-    assert _followed_up(follow_up, history, HARBOUR).startswith(swapped)
+    assert followed_up(follow_up, history, HARBOUR).startswith(swapped)
 
 
 def test_a_follow_up_on_another_gym_is_read_with_that_gym():
     history = [{"role": "user", "content": "Is the Central gym open on Sundays?"}]
-    context = ContextWords.of(HARBOUR, _followed_up("And the Harbour one?", history, HARBOUR))
+    context = ContextWords.of(HARBOUR, followed_up("And the Harbour one?", history, HARBOUR))
     assert misread_spans("Yes, it is.", context) == [(0, 3)]
     history = [{"role": "user", "content": "How much is the Harbour gym membership?"}]
-    context = ContextWords.of(HARBOUR, _followed_up("And at the Central gym?", history, HARBOUR))
+    context = ContextWords.of(HARBOUR, followed_up("And at the Central gym?", history, HARBOUR))
     assert rivals("35 euros.", context) == [] and misread_spans("35 euros.", context) == []
 
 
@@ -386,7 +398,7 @@ def test_an_archived_value_is_rivalled_by_the_current_page():
 )
 def test_a_capitalised_place_noun_swaps_too(earlier, follow_up, swapped):
     history = [{"role": "user", "content": earlier}]
-    asked = _followed_up(follow_up, history, POOLS)
+    asked = followed_up(follow_up, history, POOLS)
     assert asked.startswith(swapped)
     if "diving" in asked:
         context = ContextWords.of(POOLS, asked)

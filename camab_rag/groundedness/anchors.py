@@ -81,7 +81,7 @@ def context_words(
     """The words the answer is judged against: ``context``'s, else the attribution's
     segments', else the builder's documents' or full prompt's; with the question's subject
     (and that of the question before it in ``history`` or the builder's, when it follows
-    that one up)."""
+    that one up; else the result's ``asked``)."""
     if context is not None:
         texts = [d.text for d in to_documents(context)]
     elif result is not None and result.segments:
@@ -95,14 +95,16 @@ def context_words(
     question = result.question if result is not None else getattr(builder, "question", "")
     question = question if isinstance(question, str) else ""
     history = history or getattr(builder, "history", None)
-    return ContextWords.of(texts, _followed_up(question, history, texts))
+    if not history and result is not None and result.asked:  # read as it was attributed
+        return ContextWords.of(texts, result.asked)
+    return ContextWords.of(texts, followed_up(question, history, texts))
 
 
 _FOLLOW_UP = re.compile(r"\s*(?:and|what about|how about)\b", re.IGNORECASE)
 _OTHER = re.compile(r"\bthe other ([a-z]+)\b", re.IGNORECASE)
 
 
-def _followed_up(
+def followed_up(
     question: str, history: Sequence[Mapping[str, str]] | None, texts: Sequence[str] = ()
 ) -> str:
     """``question``, after the user's previous question when it follows that one up ("And
