@@ -112,3 +112,10 @@ def test_a_clock_time_is_quoted_whole_in_the_notice():
         "Check this answer: the sources say something else about "
         "\u201copen\u201d, \u201c8:30\u201d, \u201c12:30\u201d"
     )
+
+
+def test_the_passage_a_reply_answers_has_no_empty_bar():
+    """Two reviews (session 65): "[        ] holds the answer" read as no support at all."""
+    shown = cite(_reply("Is the museum open on Tuesdays?", "No."), DOCS).to_terminal(color=False)
+    line = next(line for line in shown.splitlines() if "except Tuesdays" in line)
+    assert "holds the answer" in line and "[" not in line.split("holds")[0]

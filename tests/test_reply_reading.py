@@ -403,3 +403,43 @@ def test_a_capitalised_place_noun_swaps_too(earlier, follow_up, swapped):
     if "diving" in asked:
         context = ContextWords.of(POOLS, asked)
         assert misread_spans("Yes, it has a diving board.", context) == [(0, 3)]
+
+
+SHOPS = [
+    "Harbour shop. The Harbour shop is open Monday to Saturday from 9:00 to 18:00.",
+    "Old Town shop. The Old Town shop is open every day from 10:00 to 19:00.",
+    "Airport shop. The Airport shop is open every day from 7:00 to 22:00.",
+]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "follow_up", "swapped"),
+    [
+        # review 4 (session 65): "the Town shop" and "the Old Airport shop" were read
+        ("What time does the Airport shop close?", "And the Old Town shop?", "the Old Town shop"),
+        ("What time does the Old Town shop close?", "And the Airport one?", "the Airport shop"),
+        ("Is the Harbour shop open on Sundays?", "What about the Old Town one?", "the Old Town"),
+    ],
+)
+def test_a_place_of_several_words_is_swapped_whole(earlier, follow_up, swapped):
+    asked = followed_up(follow_up, [{"role": "user", "content": earlier}], SHOPS)
+    assert asked.split("?")[0].endswith(swapped + " close") or swapped in asked.split("?")[0]
+    assert "Town Town" not in asked and "Old Airport" not in asked
+
+
+def test_the_other_place_behind_a_brand_name():
+    """ "FitZone Central gym" and "FitZone Harbour gym": "the other gym" after a question
+    on the Harbour gym is the Central one, though every name starts with the brand."""
+    pages = ["FitZone Central gym. Open daily.", "FitZone Harbour gym. Closed on Sundays."]
+    earlier = [{"role": "user", "content": "Is the Harbour gym open on Sundays?"}]
+    asked = followed_up("What about the other gym?", earlier, pages)
+    assert asked.startswith("Is the FitZone Central gym open on Sundays?")
+
+
+def test_a_bare_time_of_another_place_is_rivalled_by_the_asked_page():
+    """Reviews 3 and 4 (session 65): "At 22:00." to "What time does Hilltop Pool close?"
+    (Harbour Pool's time) passed: "close" stood for "closed", so the clauses closest to the
+    question were "closed on Sundays" ones; Hilltop's "9:00 to 19:00" now rivals it."""
+    context = ContextWords.of(POOLS, "What time does Hilltop Pool close?")
+    assert [d for _, d in rivals("At 22:00.", context)] == [{1}]
+    assert rivals("At 19:00.", context) == []

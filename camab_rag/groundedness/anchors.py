@@ -122,30 +122,48 @@ def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
     that ``texts`` name too ("And at the Central gym?" or "And the Central one?" after "How
     much is the Harbour gym membership?"), or for "the other clinic" the one other place
     ``texts`` name before "clinic"."""
-    for name, noun in _NAMED.findall(question):  # "the Harbour one": the noun asked before
-        for said in [n for _, n in _NAMED.findall(earlier)] if noun == "one" else [noun]:
+    for name, noun in _NAMED.findall(question):  # "the Harbour one": a noun asked before
+        name = _unled(name)
+        for said in re.findall(r"[A-Za-z]+", earlier) if noun == "one" else [noun]:
             before = _names(earlier, said)
-            if len(before) == 1 and name in {n for t in texts for n in _names(t, said)} - before:
+            placed = {n for t in texts for n in _names(t, said)}  # "FitZone Central" too
+            if len(before) == 1 and name not in before and _among(name, placed):
                 return re.sub(rf"\b{re.escape(before.pop())}\b", name, earlier)
     asked = _OTHER.search(question)
     if asked is None:
         return earlier
     before = _names(earlier, asked[1])
-    others = {n for t in texts for n in _names(t, asked[1])} - before
+    runs = {n for t in texts for n in _names(t, asked[1])}
+    others = {n for n in runs if not any(_among(b, {n}) for b in before)}
     if len(before) != 1 or len(others) != 1:
         return earlier
     return re.sub(rf"\b{re.escape(before.pop())}\b", others.pop(), earlier)
 
 
-_NAMED = re.compile(r"(?=\b([A-Z][\w'-]*)\s+([A-Za-z]+)\b)")
-"""A capitalised word and the word after it ("Central gym", "Hilltop Pool"), overlapping."""
+_CAPITALISED = r"[A-Z][\w'-]*"
+_NAMED = re.compile(rf"(?=\b((?:{_CAPITALISED}\s+)*{_CAPITALISED})\s+([A-Za-z]+)\b)")
+"""A run of capitalised words and the word after it ("Old Town shop", "Hilltop Pool"), from
+each capitalised word on (overlapping)."""
 
 
 def _names(text: str, noun: str) -> set[str]:
-    """The capitalised words of ``text`` just before ``noun`` ("Northgate" of "the Northgate
-    clinic"), small words aside."""
-    found = re.findall(rf"\b([A-Z][\w'-]*)\s+{re.escape(noun)}s?\b", text, re.IGNORECASE)
-    return {n for n in found if n[0].isupper() and n.lower() not in STOPWORDS}
+    """The runs of capitalised words of ``text`` just before ``noun`` ("Old Town" of "the Old
+    Town shop"), small words at their start aside ("Does Hilltop Pool": "Hilltop")."""
+    run = rf"\b((?:{_CAPITALISED}\s+)*{_CAPITALISED})\s+(?i:{re.escape(noun)})s?\b"
+    return {name for name in map(_unled, re.findall(run, text)) if name}
+
+
+def _among(name: str, runs: set[str]) -> bool:
+    """Whether ``name`` is one of ``runs`` or ends one ("Central" of "FitZone Central")."""
+    return any(run == name or run.endswith(" " + name) for run in runs)
+
+
+def _unled(run: str) -> str:
+    """``run`` without the small words it starts with ("And", "The", "Does")."""
+    words = run.split()
+    while words and words[0].lower() in STOPWORDS:
+        words.pop(0)
+    return " ".join(words)
 
 
 def support_of(response: str, results: Sequence[object], prompts: AnchorPrompts) -> TokenSupport:

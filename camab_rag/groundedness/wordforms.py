@@ -1314,10 +1314,30 @@ def rivals(
                     break
             else:  # an archived page's value: the current pages' closest clauses rival it
                 against = _current_rivals(subject, value, unit, content, context)
+                if value_only and not against:  # "At 22:00." of another pool than asked
+                    against = _asked_page_rivals(whole, value, unit, content, context)
                 if against:
                     found_rivals.append((_written(text, s_start + start, s_start + end), against))
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
     return found_rivals
+
+
+def _asked_page_rivals(
+    whole: Sequence[Sentence], value: str, unit: str, content: set[str], context: ContextWords
+) -> frozenset[int]:
+    """For a bare value ("At 22:00.") another page states: the one page holding most of the
+    question's words, when its clauses closest to the question all lie on it, state no
+    ``value`` and state another number of its kind (Hilltop Pool's "from 9:00 to 19:00"
+    for "What time does Hilltop Pool close?", where 22:00 is Harbour Pool's)."""
+    counts = Counter({d: _asked_by(context, d) for d in {c.doc for c in context.sentences}})
+    (page, most), *rest = counts.most_common(2) or [(-1, 0)]
+    if not whole or not most or (rest and rest[0][1] == most):
+        return frozenset()
+    holders = {c.doc for c in context.sentences if c.states(value, unit)}
+    if not holders or page in holders or any(c.doc != page for c in whole):
+        return frozenset()
+    alike = any(_alike(f, value, unit, context) for c in whole for f in c.own - content - c.derived)
+    return frozenset({page}) if alike else frozenset()
 
 
 def _current_rivals(
@@ -1358,10 +1378,12 @@ def _holder_near(
 
 
 def _asked_forms(context: ContextWords) -> frozenset[str]:
-    """The question's subject forms with the context's forms they stand for (:func:`holds`)."""
+    """The question's subject forms with the context's forms they stand for (:func:`holds`),
+    a state such as "closed" aside."""
     every = frozenset().union(*(c.forms for c in context.sentences))
-    asked = context.asked
-    return asked | frozenset(f for f in every if any(holds(w, (f,)) for w in asked))
+    asked = context.asked  # "close" stands for "closing", not the state "closed"
+    stood = (f for f in every - OPPOSITES.keys() if any(holds(w, (f,)) for w in asked))
+    return asked | frozenset(stood)
 
 
 def _name_rivals(

@@ -120,6 +120,8 @@ def render_terminal(
                 filled = max(0, min(8, round(highlight.strength * 8)))
                 bar = f"{'█' * filled}{'·' * (8 - filled)}"
                 bar = bar if colored else f"[{'#' * filled}{' ' * (8 - filled)}]"
+                if not support_level(highlight.score):  # "holds the answer": no empty bar
+                    bar = " " * len(bar)
                 label = f"{bar} {support_words(highlight.score):<{words}} "
                 tint = LEVEL_STYLE[max(support_level(highlight.score), 1)]
                 blocks.append((highlight.start, marked(label, highlight.text, tint)))
