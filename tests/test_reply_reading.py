@@ -443,3 +443,7 @@ def test_a_bare_time_of_another_place_is_rivalled_by_the_asked_page():
     context = ContextWords.of(POOLS, "What time does Hilltop Pool close?")
     assert [d for _, d in rivals("At 22:00.", context)] == [{1}]
     assert rivals("At 19:00.", context) == []
+    # as a follow-up the gate joins the chat's earlier question, which is no page
+    chat = context | ContextWords.of(["What time does Riverside Pool close?"])
+    assert chat.turns == {len(POOLS)}
+    assert [d for _, d in rivals("At 22:00.", chat)] == [{1}]

@@ -435,6 +435,8 @@ class ContextWords(frozenset[str]):
     told: frozenset[str]
     stale: frozenset[int]
     """The texts marking themselves out of date (:func:`is_stale`), by index."""
+    turns: frozenset[int]
+    """The texts of the chat joined after the documents (``documents | conversation``)."""
     _memo: dict[object, Any]
 
     def __new__(
@@ -447,10 +449,12 @@ class ContextWords(frozenset[str]):
         asked_values: Iterable[Quantity] = (),
         told: Iterable[str] = (),
         stale: Iterable[int] = (),
+        turns: Iterable[int] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.told = frozenset(told)  # the asker's own numbers: held, never misread
         made.stale = frozenset(stale)
+        made.turns = frozenset(turns)
         made.forms = frozenset(forms) | frozenset(form(w) for w in made) | made.told
         made.sentences = tuple(sentences)
         made.asked = frozenset(asked)
@@ -490,6 +494,7 @@ class ContextWords(frozenset[str]):
             self.asked_values + other.asked_values,
             self.told | other.told,
             self.stale | {doc + shift for doc in other.stale},
+            self.turns | {s.doc + shift for s in other.sentences},
         )
 
 
@@ -1315,7 +1320,7 @@ def rivals(
             else:  # an archived page's value: the current pages' closest clauses rival it
                 against = _current_rivals(subject, value, unit, content, context)
                 if value_only and not against:  # "At 22:00." of another pool than asked
-                    against = _asked_page_rivals(whole, value, unit, content, context)
+                    against = _asked_page_rivals(subject, value, unit, content, context)
                 if against:
                     found_rivals.append((_written(text, s_start + start, s_start + end), against))
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
@@ -1323,18 +1328,18 @@ def rivals(
 
 
 def _asked_page_rivals(
-    whole: Sequence[Sentence], value: str, unit: str, content: set[str], context: ContextWords
+    subject: frozenset[str], value: str, unit: str, content: set[str], context: ContextWords
 ) -> frozenset[int]:
     """For a bare value ("At 22:00.") another page states: the one page holding most of the
-    question's words, when its clauses closest to the question all lie on it, state no
-    ``value`` and state another number of its kind (Hilltop Pool's "from 9:00 to 19:00"
-    for "What time does Hilltop Pool close?", where 22:00 is Harbour Pool's)."""
-    counts = Counter({d: _asked_by(context, d) for d in {c.doc for c in context.sentences}})
-    (page, most), *rest = counts.most_common(2) or [(-1, 0)]
-    if not whole or not most or (rest and rest[0][1] == most):
-        return frozenset()
+    question's words, when the clauses closest to the question (chat turns aside) all lie
+    on it, state no ``value`` and state another number of its kind (Hilltop Pool's "from
+    9:00 to 19:00" for "What time does Hilltop Pool close?", where 22:00 is Harbour's)."""
+    page = _asked_page(context)
+    whole = _closest_outside(subject, context, context.turns)
     holders = {c.doc for c in context.sentences if c.states(value, unit)}
-    if not holders or page in holders or any(c.doc != page for c in whole):
+    if page is None or not whole or not holders or page in holders:
+        return frozenset()
+    if any(c.doc != page for c in whole):
         return frozenset()
     alike = any(_alike(f, value, unit, context) for c in whole for f in c.own - content - c.derived)
     return frozenset({page}) if alike else frozenset()
@@ -1350,18 +1355,23 @@ def _current_rivals(
     holders = {c.doc for c in context.sentences if c.states(value, unit)}
     if not holders or holders - context.stale:
         return frozenset()
-    overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
-    current = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in context.stale]
-    best = max((n for _, n in current), default=_NONE)
     asked = max(_asked_by(context, d) for d in holders)
     return frozenset(
         c.doc
-        for c, n in current
-        if best[1]
-        and n[:3] == best[:3]
-        and _asked_by(context, c.doc) >= asked
-        and any(map(is_number, c.own - content))
+        for c in _closest_outside(subject, context, context.stale)
+        if _asked_by(context, c.doc) >= asked and any(map(is_number, c.own - content))
     )
+
+
+def _closest_outside(
+    subject: frozenset[str], context: ContextWords, skip: frozenset[int]
+) -> list[Sentence]:
+    """The clauses closest to ``subject`` (value verbs aside) of the texts not in ``skip``;
+    none when none shares a word."""
+    overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
+    kept = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in skip]
+    best = max((n for _, n in kept), default=_NONE)
+    return [c for c, n in kept if best[1] and n[:3] == best[:3]]
 
 
 def _holder_near(
@@ -1512,6 +1522,14 @@ def _disputed(
     return any(_asked_by(context, d) in matched for d in holders)
 
 
+def _asked_page(context: ContextWords) -> int | None:
+    """The one page (no chat turn) holding most of the question's words, if one does."""
+    pages = {c.doc for c in context.sentences} - context.turns
+    counts = Counter({d: _asked_by(context, d) for d in pages})
+    (page, most), *rest = counts.most_common(2) or [(-1, 0)]
+    return None if not most or (rest and rest[0][1] == most) else page
+
+
 def _held_where_asked(value: str, closest: Sequence[Sentence], context: ContextWords) -> bool:
     """Whether the one page holding most of the question's words states ``value`` in a
     clause with one of them, and none of the clauses closest to the answer's words is on
@@ -1519,9 +1537,8 @@ def _held_where_asked(value: str, closest: Sequence[Sentence], context: ContextW
     misreading of the branch library's Tuesday hours, and the Riverside clinic's "Check-up:
     50 euros" answers "It costs 50 euros." though Northgate's "A check-up costs 45 euros"
     shares more of its words."""
-    counts = Counter({d: _asked_by(context, d) for d in {c.doc for c in context.sentences}})
-    (page, most), *rest = counts.most_common(2) or [(-1, 0)]
-    if not most or (rest and rest[0][1] == most) or any(c.doc == page for c in closest):
+    page = _asked_page(context)
+    if page is None or any(c.doc == page for c in closest):
         return False
     return any(
         c.doc == page and value in c.forms and _asked_in(context.asked, c)
