@@ -109,7 +109,7 @@ def followed_up(
 ) -> str:
     """``question``, after the user's previous question when it follows that one up ("And
     on Sundays?": the recycling centre asked about before; no subject of its own but days),
-    with the place it named swapped for "the other" one ``texts`` name (:func:`_other`)."""
+    with the place it named swapped for the one the follow-up asks about (:func:`_other`)."""
     earlier = [str(m.get("content", "")) for m in history or () if m.get("role") == "user"]
     own = subject_forms(question) - CALENDAR
     if earlier and (_FOLLOW_UP.match(question) or not own):
@@ -128,7 +128,7 @@ def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
             before = _names(earlier, said)
             placed = {n for t in texts for n in _names(t, said)}  # "FitZone Central" too
             if len(before) == 1 and name not in before and _among(name, placed):
-                return re.sub(rf"\b{re.escape(before.pop())}\b", name, earlier)
+                return _swapped(earlier, before.pop(), name)
     asked = _OTHER.search(question)
     if asked is None:
         return earlier
@@ -137,7 +137,12 @@ def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
     others = {n for n in runs if not any(_among(b, {n}) for b in before)}
     if len(before) != 1 or len(others) != 1:
         return earlier
-    return re.sub(rf"\b{re.escape(before.pop())}\b", others.pop(), earlier)
+    return _swapped(earlier, before.pop(), others.pop())
+
+
+def _swapped(text: str, name: str, other: str) -> str:
+    """``text`` with the place ``name`` (whole words) put as ``other``."""
+    return re.sub(rf"\b{re.escape(name)}\b", other, text)
 
 
 _CAPITALISED = r"[A-Z][\w'-]*"

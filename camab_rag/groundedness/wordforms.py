@@ -1147,13 +1147,16 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 )
             ):
                 spans.append((s_start + start, s_start + end))
+        # the clauses a reply answers ("No." to "... open on Sundays?"), unless its own
+        # words name another place's page
+        replied = s_start == 0 and words[:1] in (["yes"], ["no"])
+        answered = answered_clauses(context) if replied else []
+        answered = [] if answered and _elsewhere(part, found, answered, context) else answered
         # a reply; a "No" to a qualifier the context lacks is judged by the words after it
         qualified = words[:1] == ["no"] and not context.asked <= context.forms
-        if s_start == 0 and words[:1] in (["yes"], ["no"]) and not qualified:
+        if replied and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
-            answered = answered_clauses(context)  # "No." to "... open on Sundays?"
-            answered = [] if _elsewhere(part, found, answered, context) else answered
             if any(_said_by((v, OPPOSITES[v]), answered) == {OPPOSITES[v]} for v in claimed):
                 spans.append((found[0][0], found[0][1]))
         sentence = _closest(subject, context)
@@ -1197,10 +1200,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                     len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
                     and _denied(sentence[2], context)
                 )
-                or (  # "Can I print at the branch?"
-                    _denied(answered_clauses(context), context)
-                    and not _elsewhere(part, found, answered_clauses(context), context)
-                )
+                or _denied(answered, context)  # "Can I print at the branch?"
             )
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
@@ -1241,17 +1241,17 @@ def _denying(clauses: Sequence[Sentence], context: ContextWords) -> dict[int, bo
     out: dict[int, bool] = {}
     for doc in dict.fromkeys(c.doc for c in clauses):
         page = [c for c in clauses if c.doc == doc]
-        out[doc] = all(_denies(c, context) for c in [c for c in page if c.own & subject] or page)
+        own = [c for c in page if c.own & subject] or page
+        out[doc] = all(_denies(c, subject) for c in own)
     return out
 
 
-def _denies(clause: Sentence, context: ContextWords) -> bool:
-    """Whether ``clause`` denies a "Yes" to the question: with a verb's negation ("does not
-    offer printing"), or by "no" before a word the question asks ("There is no sauna" to
-    "Does the gym have a sauna?"; not "no charge", which a "Yes" to "Is it free?" agrees
-    with)."""
-    asked = context.asked - CALENDAR - OPPOSITES.keys()
-    return bool((clause.negates and _NOT & clause.forms) or clause.lacks & asked)
+def _denies(clause: Sentence, subject: frozenset[str]) -> bool:
+    """Whether ``clause`` denies a "Yes" to a question about ``subject``: with a verb's
+    negation ("does not offer printing"), or by "no" before a word of it ("There is no
+    sauna" to "Does the gym have a sauna?"; not "no charge", which a "Yes" to "Is it
+    free?" agrees with)."""
+    return bool((clause.negates and _NOT & clause.forms) or clause.lacks & subject)
 
 
 _NOT = frozenset({"not", "never", "cannot", "t"})
@@ -1335,11 +1335,11 @@ def _asked_page_rivals(
     on it, state no ``value`` and state another number of its kind (Hilltop Pool's "from
     9:00 to 19:00" for "What time does Hilltop Pool close?", where 22:00 is Harbour's)."""
     page = _asked_page(context)
-    whole = _closest_outside(subject, context, context.turns)
     holders = {c.doc for c in context.sentences if c.states(value, unit)}
-    if page is None or not whole or not holders or page in holders:
+    if page is None or not holders or page in holders:
         return frozenset()
-    if any(c.doc != page for c in whole):
+    whole = _closest_outside(subject, context, context.turns)
+    if not whole or any(c.doc != page for c in whole):
         return frozenset()
     alike = any(_alike(f, value, unit, context) for c in whole for f in c.own - content - c.derived)
     return frozenset({page}) if alike else frozenset()

@@ -147,19 +147,17 @@ def _sentence_html(answer: CitedAnswer, page_id: str, sentence: CitedSentence) -
 def _disputed_html(answer: CitedAnswer, page_id: str, numbers: list[int]) -> str:
     """One ``[disputed by 1, 2]`` mark, each number linking to its source (as the terminal
     writes it), for the sources that disagree with a sentence."""
-    if len(numbers) == 1:
-        tip = f" {esc(dispute_text(answer.source(numbers[0]).disputes))}"
-        return _marker(page_id, int(numbers[0]), tip, DISPUTED_MARK, " camab-disputed")
+    tips = {n: esc(dispute_text(answer.source(n).disputes)) for n in numbers}
+    if len(numbers) < 2:
+        return "".join(
+            _marker(page_id, int(n), f" {tips[n]}", DISPUTED_MARK, " camab-disputed")
+            for n in numbers
+        )
     links = ", ".join(
-        f'<a href="#{page_id}-src-{int(n)}" title="source {int(n)} '
-        f'{esc(dispute_text(answer.source(n).disputes))}">{int(n)}</a>'
+        f'<a href="#{page_id}-src-{int(n)}" title="source {int(n)} {tips[n]}">{int(n)}</a>'
         for n in numbers
     )
-    return (
-        f'<span class="camab-marker camab-disputed">[{DISPUTED_MARK}{links}]</span>'
-        if links
-        else ""
-    )
+    return f'<span class="camab-marker camab-disputed">[{DISPUTED_MARK}{links}]</span>'
 
 
 def render_html(
