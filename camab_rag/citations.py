@@ -242,8 +242,12 @@ def cite(
         spans = [i for i in members if segments[i].end > segments[i].start]
         cited_by = readings.get(unit, [])  # the sentences citing it; its best score for them
         lift = np.max([scores for _, scores in cited_by], axis=0) if cited_by else answer_scores
-        spans = [i for i in spans if 0 < lift[i] >= WEAK_AT and cited_by]  # a cheap first cut
-        strong = _strongest(spans, cited_by, segments, asked)
+        cut = [i for i in spans if 0 < lift[i] >= WEAK_AT]  # a cheap first cut
+        strong: list[int] = []
+        for reading in cited_by:  # its passages holding the values, else the model's best
+            found = _holding(spans, reading, segments, asked)
+            strong += [i for i in found or _strongest(cut, [reading], segments, asked)]
+        strong = list(dict.fromkeys(strong))[:3]
         strong += [i for i in _stating(pinned.get(unit, []), members, segments) if i not in strong]
         highlights = [
             Highlight(i, seg.start - base, seg.end - base, seg.text, v, _strength(v))
@@ -295,6 +299,34 @@ def _strongest(
             bar = max(WEAK_AT, NEAR_STRONGEST * scores[kept[0]])
             chosen += [i for i in kept[:3] if scores[i] >= bar and i not in chosen]
     return chosen[:3]
+
+
+def _holding(
+    spans: Sequence[int],
+    reading: tuple[str, FloatArray],
+    segments: Sequence[Segment],
+    question: str,
+) -> list[int]:
+    """The segments of ``spans`` holding the citing sentence's numbers and names: the one
+    holding most (the strongest on a tie), then any holding one the first does not, none
+    misreading the sentence. Where a segment holds them, the model's strongest one
+    elsewhere in the source was often no support ("It is closed on Sundays." highlighted
+    under "It opens at 9:00.")."""
+    sentence, scores = reading
+    keys = facts(sentence)
+    held = {i: _holds(segments[i].text, keys, form_set([segments[i].text])) for i in spans}
+    read = {i: ContextWords.of([segments[i].text], question) for i in spans if held[i]}
+    left = [i for i in read if not misread_spans(sentence, read[i])]
+    chosen: list[int] = []
+    covered: set[str] = set()
+    while left:
+        best = max(left, key=lambda i: (len(held[i] - covered), scores[i]))
+        if not held[best] - covered:
+            break
+        covered |= held[best]
+        chosen.append(best)
+        left.remove(best)
+    return chosen
 
 
 def _strength(score: float) -> float:

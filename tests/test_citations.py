@@ -224,12 +224,32 @@ def test_a_source_shows_the_strongest_segment_of_each_sentence_citing_it():
 
 
 def test_a_sentence_stating_two_facts_of_a_source_highlights_both():
-    # near-ties: segment 5 at least half as strong as 4 for the sentence is shown with it
+    # near-ties: segment 5 at least half as strong as 4 for the sentence is shown with it,
+    # where no segment holds a name or number of the sentence
     first, second = make_result().statements
+    second = replace(second, text="The company designed it quickly.")
     for fifth, shown in ((0.35, [4, 5]), (0.34, [4])):
         scores = np.array([0.05, 0.0, 0.0, 0.0, 0.7, fifth])
         cited = cite(make_result(statements=[first, replace(second, scores=scores)]), DOCS)
         assert [h.segment_index for h in cited.source(2).highlights] == shown, fifth
+    # where one holds them ("Gustave Eiffel's"), it alone is shown, however strong the rest
+    named = replace(second, text="Gustave Eiffel's company designed it.", scores=scores)
+    cited = cite(make_result(statements=[first, replace(named, scores=scores[::-1])]), DOCS)
+    assert [h.segment_index for h in cited.source(2).highlights] == [4]
+
+
+def test_a_source_highlights_the_passage_holding_the_sentences_value():
+    # the review's "It opens at 9:00." under a shop page: the model's strongest segment
+    # there was "It is closed on Sundays."; the passage stating 9:00 is the support
+    text = "The shop is open Monday to Saturday from 9:00 to 18:00. It is closed on Sundays."
+    response = "It opens at 9:00. It closes at 18:00 on Saturdays."
+    result, docs = _two_sentences(text, response, 17, [0.01, 0.5, 0.0], [0.02, 0.4, 0.0])
+    cited = cite(result, docs, rule=CitationRule(threshold=0.0, relative=0.0, new_words=False))
+    assert [s.citations for s in cited.sentences] == [[1], [1]]
+    (shown,) = cited.source(1).highlights
+    assert shown.text.startswith("The shop is open Monday to Saturday")
+    # the model's support is under the weakest bar: shown as "holds the answer"
+    assert "holds the answer The shop is open" in " ".join(cited.to_terminal().split())
 
 
 def _two_sentences(
@@ -548,6 +568,7 @@ def test_terminal_plain_and_coloured():
     assert "+0.8" not in plain  # words for the reader; numbers are in the JSON
     first, second = make_result().statements
     both = replace(second, scores=np.array([0.05, 0.0, 0.0, 0.0, 0.3, 0.6]))
+    both = replace(both, text="The company designed it.")  # no name: the model's two best
     shown = cite(make_result(statements=[first, both]), DOCS).to_terminal(color=False)
     # in the source's order, as Markdown and HTML show them, not by strength (0.3, 0.6)
     assert shown.index("] support        Gustave Eiffel's") < shown.index("] strong support It was")

@@ -18,10 +18,11 @@ def _paragraph(
     asked: str = "",
     earlier: tuple[tuple[int, int], ...] = (),
     position: int = 0,
+    scored: tuple[tuple[int, int], ...] = (),
 ) -> hl.Paragraph:
     marks = [SimpleNamespace(start=a, end=b, score=v) for a, b, v in spans]
     source = SimpleNamespace(highlights=marks)
-    return hl.Paragraph(source, SENTENCES, set(gold), asked, "id", position, list(earlier))
+    return hl.Paragraph(source, SENTENCES, set(gold), asked, "id", position, list(earlier), scored)
 
 
 def test_sentence_starts_follow_the_joined_paragraph():
@@ -60,7 +61,7 @@ def test_table_verdict_and_test_count_marked_and_gold_sentences():
     assert rows[hl.EARLIER][1:] == ["2", "2", "0.50 (1/2)", "0.50 (1/2)", "1"]
     assert rows[hl.FREE[0]][1:] == ["2", "2", "0.50 (1/2)", "0.50 (1/2)", "0"]
     said = hl.verdict(found)
-    assert "before session 60 marked 1 more sentences, 0 of them gold" in said
+    assert "highlights mark 1 sentences (1 gold), the rule before session 60 2 (1 gold)" in said
     assert f"'{hl.OURS}' on precision" not in said
     assert f"'{hl.EARLIER}' on precision" not in said  # the lead ties it: not ahead
     headline = hl.headline_rows(found)
@@ -76,3 +77,12 @@ def test_table_verdict_and_test_count_marked_and_gold_sentences():
     tied = _paragraph((0, 33, 0.9), (34, 70, 0.8), gold={0}, earlier=((0, 33),))
     tied = tied._replace(position=hl.TESTED_FROM)
     assert hl.tested([tied] * 10)[-1].endswith("the strongest alone passes: that should ship.")
+
+
+def test_session_66s_test_reads_the_rule_before_it():
+    asked = "Who was a mathematician? Ada Lovelace"
+    found = [_paragraph((0, 33, 0.9), gold={0}, asked=asked, scored=((34, 70),))]
+    assert hl.scored(found[0]) == {1}
+    assert hl.against_scored(found, found).endswith("`cite()`'s highlights pass on both.")
+    worse = [found[0]._replace(scored=((0, 33),), source=SimpleNamespace(highlights=[]))]
+    assert hl.against_scored(worse, worse).endswith("`cite()`'s highlights fail.")
