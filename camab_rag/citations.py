@@ -313,7 +313,7 @@ def _holding(
     elsewhere in the source was often no support ("It is closed on Sundays." highlighted
     under "It opens at 9:00.")."""
     sentence, scores = reading
-    keys = facts(sentence)
+    keys = {k: v for k, v in facts(sentence).items() if v or k[:1].isupper()}  # not "Use"
     held = {i: _holds(segments[i].text, keys, form_set([segments[i].text])) for i in spans}
     read = {i: ContextWords.of([segments[i].text], question) for i in spans if held[i]}
     left = [i for i in read if not misread_spans(sentence, read[i])]

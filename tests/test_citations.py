@@ -250,6 +250,12 @@ def test_a_source_highlights_the_passage_holding_the_sentences_value():
     assert shown.text.startswith("The shop is open Monday to Saturday")
     # the model's support is under the weakest bar: shown as "holds the answer"
     assert "holds the answer The shop is open" in " ".join(cited.to_terminal().split())
+    # a sentence's first word is no name: "Use" does not pick the passage opening "Use"
+    text = "Use --host to connect to a remote server. The --ttl option sets an expiry."
+    response = "Use the --ttl flag for an expiry. It is in seconds."
+    result, docs = _two_sentences(text, response, 33, [0.0, 0.5, 0.0], [0.0, 0.4, 0.0])
+    cited = cite(result, docs, rule=CitationRule(threshold=0.0, relative=0.0, new_words=False))
+    assert [h.text for h in cited.source(1).highlights] == ["The --ttl option sets an expiry."]
 
 
 def _two_sentences(
