@@ -82,10 +82,12 @@ def context_words(
     segments', else the builder's documents' or full prompt's; with the question's subject
     (and that of the question before it in ``history`` or the builder's, when it follows
     that one up; else the result's ``asked``)."""
+    pages = None  # each text's document, where texts are segments
     if context is not None:
         texts = [d.text for d in to_documents(context)]
     elif result is not None and result.segments:
         texts = [s.text for s in result.segments]
+        pages = [s.doc_index for s in result.segments]
     elif isinstance(builder, TemplatePromptBuilder):
         texts = [d.text for d in builder.documents]
     elif builder is not None:
@@ -96,8 +98,8 @@ def context_words(
     question = question if isinstance(question, str) else ""
     history = history or getattr(builder, "history", None)
     if not history and result is not None and result.asked:  # read as it was attributed
-        return ContextWords.of(texts, result.asked)
-    return ContextWords.of(texts, followed_up(question, history, texts))
+        return ContextWords.of(texts, result.asked, pages)
+    return ContextWords.of(texts, followed_up(question, history, texts), pages)
 
 
 _FOLLOW_UP = re.compile(r"\s*(?:and|what about|how about)\b", re.IGNORECASE)

@@ -100,7 +100,10 @@ CALENDAR_SHORT = {
     short: next(name for name in sorted(CALENDAR) if name.startswith(short))
     for short in (*_SHORT.split(), "nov", "dec")
 }
-OPPOSITES = _table("closed: open; unavailable: available; excluded: included; forbidden: allowed")
+OPPOSITES = _table(
+    "closed: open; unavailable: available; excluded: included; forbidden: allowed;"
+    " disabled: enabled"
+)
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 """Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
 _PRONOUNS = _set("it its they their this these he she his her")
@@ -120,7 +123,13 @@ _CONDITION = re.compile(r"\b(?:if|unless)\b[^,;:]*$", re.IGNORECASE)
 """An open condition: a negation in "If you haven't got a helmet, ..." is no claim."""
 _NEGATED = re.compile(r"n['’]t\b|\bnon-\w+[ai]ble\b", re.IGNORECASE)
 """A negation inside a word: "don't", and "non-refundable" (not "non-members": a kind)."""
-DURATIONS = {"day": ("week", 7), "month": ("year", 12), "hour": ("day", 24)}
+DURATIONS = {
+    "day": ("week", 7),
+    "month": ("year", 12),
+    "hour": ("day", 24),
+    "minute": ("hour", 60),
+    "second": ("minute", 60),
+}
 DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
 _JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
@@ -464,10 +473,18 @@ class ContextWords(frozenset[str]):
         return made
 
     @classmethod
-    def of(cls, texts: Sequence[str], question: str = "") -> ContextWords:
+    def of(
+        cls, texts: Sequence[str], question: str = "", pages: Sequence[int] | None = None
+    ) -> ContextWords:
         """The context words of ``texts`` (documents, a system prompt; spans of times and
-        days and "the next working day" included) and the subject and amounts of ``question``."""
+        days and "the next working day" included) and the subject and amounts of ``question``.
+        ``pages``: each text's document, where texts are its segments (a page's "Deprecated:"
+        banner marks all its segments out of date)."""
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
+        stale = [doc for doc, text in enumerate(texts) if is_stale(text)]
+        if pages is not None:
+            old = {pages[doc] for doc in stale}
+            stale = [doc for doc, page in enumerate(pages) if page in old]
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts)
@@ -479,7 +496,7 @@ class ContextWords(frozenset[str]):
             (tuple(q for _, q in quantities(t[a:b])) for t in texts for a, b in split_sentences(t)),
             (*(q for _, q in quantities(question)), *_ago(question)),
             _told(question),
-            (doc for doc, text in enumerate(texts) if is_stale(text)),
+            stale,
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -500,14 +517,16 @@ class ContextWords(frozenset[str]):
 
 _STALE = re.compile(
     r"\barchived\s+(?:page|version|copy|notice|post|article)\b|\bout[\s-]of[\s-]date\b"
-    r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b",
+    r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b"
+    r"|^\W*deprecated\b|\bthis\s+(?:page|document|article|version)\s+is\s+deprecated\b",
     re.IGNORECASE,
 )
 
 
 def is_stale(text: str) -> bool:
     """Whether ``text`` marks itself out of date ("ARCHIVED PAGE (2022)", "may be out of
-    date", "superseded"): where a current page states the answer's value, such a page's
+    date", "superseded", a page opening "Deprecated:"; not "the --foo flag is deprecated"
+    inside a current page): where a current page states the answer's value, such a page's
     other value is history, not a source disagreeing (:func:`rivals`)."""
     return bool(_STALE.search(text))
 
@@ -574,12 +593,14 @@ class Sentence:
     lacks: frozenset[str] = frozenset()
     """The forms of the words after its "no" ("sauna" of "There is no sauna"): what it
     says a place does not have."""
+    former: frozenset[str] = frozenset()
+    """The numbers a change leaves behind ("128" of "raised the default from 128 to 256")."""
 
     def states(self, value: str, unit: str = "") -> bool:
         """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
         time or money unit and the clause has ``value`` as an amount ("one month" is not
-        stated by "from 1 April ... two months")."""
-        if value not in self.forms:
+        stated by "from 1 April ... two months"); a value it says was changed is not."""
+        if value not in self.forms or value in self.former:
             return False
         kinds = {_kind(u) for v, u in self.amounts if v == value}
         return _kind(unit) not in ("time", "money") or not kinds or _kind(unit) in kinds | {""}
@@ -884,10 +905,14 @@ def _every_day(clause: str, every: frozenset[str]) -> frozenset[str]:
     return _grouped(set(every)) if _EVERY_DAY.search(clause) else frozenset()
 
 
+_SWITCHED_OFF = re.compile(r"\b(?:is|are|stays?|turned|switched|set\s+to)\s+off\b", re.I)
+"""A setting stated off ("compression ... is off by default"): ``disabled``."""
+
+
 def _stated(part: str) -> list[str]:
     """The forms ``part`` (one clause) states; "not available" states ``unavailable``."""
     found = forms(part)
-    out = [f for _, _, _, f in found if f]
+    out = [f for _, _, _, f in found if f] + ["disabled"] * bool(_SWITCHED_OFF.search(part))
     both = bool(EXCEPTIONS.intersection(w for _, _, w, _ in found))
     for k, (_, _, _, value) in enumerate(found):
         before = found[max(k - 3, 0) : k]
@@ -977,12 +1002,28 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
                     stated & CALENDAR,
                     _every_day(part, unnamed - _group_days(own)) - held,
                     lacks=_lacks(part),
+                    former=_former(part),
                 )
             )
             head |= frozenset(f for f in held if not is_number(f))
             out += _days_left_out(part, said, head, out[-1], every, daily)
         previous = frozenset(f for f in own if not is_number(f))
     return out
+
+
+_CHANGED = re.compile(
+    r"\b(?:changed|raised|increased|lowered|reduced|decreased|cut|moved|bumped|updated"
+    r"|switched|rose|fell|dropped|went\s+(?:up|down))\b[^.;]{0,60}?"
+    r"\bfrom\s+(\S+)\s+(?:\w+\s+)?to\b",
+    re.IGNORECASE,
+)
+
+
+def _former(part: str) -> frozenset[str]:
+    """The numbers ``part`` says were changed ("from 600 seconds to 300 seconds": "600")."""
+    return frozenset(
+        f for m in _CHANGED.finditer(part) for _, _, _, f in forms(m[1]) if is_number(f)
+    )
 
 
 def _lacks(part: str) -> frozenset[str]:
@@ -1189,6 +1230,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 and not _disputed(value, held, best, overlap, context)
                 and not _piece_holds(part, start, span, value, context)
                 and not _held_where_asked(value, closest, context)
+                and not _held_now(value, subject, closest, context)
             ):
                 spans.append((s_start + start, s_start + end))
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
@@ -1211,6 +1253,19 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+def _held_now(
+    value: str, subject: frozenset[str], closest: Sequence[Sentence], context: ContextWords
+) -> bool:
+    """Whether the clauses closest to an answer's number are all on pages marking
+    themselves out of date while the current pages' closest clauses state the number
+    ("port 7400" beside a deprecated page's "listened on port 6400"): history, not a
+    misreading."""
+    if not closest or any(c.doc not in context.stale for c in closest):
+        return False
+    current = _closest_outside(subject, context, context.stale | context.turns)
+    return any(value in c.forms for c in current)
 
 
 def _elsewhere(
@@ -1302,9 +1357,10 @@ def rivals(
             held = _holder_near(subject, value, unit, context) if value_only else []
             for near in (whole, _rivals_near(piece, context) if piece else [], unslotted, held):
                 holders = {c.doc for c in near if c.states(value, unit)}
-                if not holders:
+                changed = {c.doc for c in near if value in c.former}  # "from 128 to 256"
+                if not holders and not changed:
                     continue
-                asked = max(_asked_by(context, d) for d in holders)
+                asked = max(_asked_by(context, d) for d in holders or changed)
                 past = context.stale if holders - context.stale else frozenset()
                 against = frozenset(
                     c.doc
@@ -1324,7 +1380,34 @@ def rivals(
                 if against:
                     found_rivals.append((_written(text, s_start + start, s_start + end), against))
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
+        seen = {span for span, _ in found_rivals}  # a name already rivalled
+        found_rivals += [
+            r for r in _stale_word_rivals(s_start, found, subject, context) if r[0] not in seen
+        ]
     return found_rivals
+
+
+def _stale_word_rivals(
+    s_start: int, found: Sequence[_Word], subject: frozenset[str], context: ContextWords
+) -> list[tuple[tuple[int, int], frozenset[int]]]:
+    """:func:`rivals` for the words of an answer sentence (no number, none the question
+    holds) that only pages marking themselves out of date hold ("dump" of a deprecated
+    page's "qsctl dump", where the current CLI page says "qsctl backup"): the current
+    pages' clauses closest to the sentence rival each."""
+    if not context.stale:
+        return []
+    past = context.stale | context.turns
+    now = frozenset().union(*(c.forms for c in context.sentences if c.doc not in past))
+    then = frozenset().union(*(c.forms for c in context.sentences if c.doc in context.stale))
+    only = [
+        (start, end)
+        for start, end, word, value in found
+        if value in then - now - context.asked and word not in STOPWORDS and not is_number(value)
+    ]
+    if not only:
+        return []
+    against = frozenset(c.doc for c in _closest_outside(subject, context, past))
+    return [((s_start + a, s_start + b), against) for a, b in only] if against else []
 
 
 def _asked_page_rivals(
