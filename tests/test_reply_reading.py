@@ -3,6 +3,10 @@ session 64: a town's library, branch, pool and permit office pages)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -447,3 +451,58 @@ def test_a_bare_time_of_another_place_is_rivalled_by_the_asked_page():
     chat = context | ContextWords.of(["What time does Riverside Pool close?"])
     assert chat.turns == {len(POOLS)}
     assert [d for _, d in rivals("At 22:00.", chat)] == [{1}]
+
+
+BIKES = [  # review 4 (session 65): a bike rental's shops, rules and an archived page
+    (
+        "CycleCity Harbour shop, Quay Street 4. The Harbour shop is open Monday to Saturday "
+        "from 9:00 to 18:00. It is closed on Sundays. A city bike costs 15 euros per day and "
+        "an e-bike costs 35 euros per day. There is free parking at the Harbour shop. Child "
+        "seats can be rented for 5 euros per day."
+    ),
+    (
+        "CycleCity Old Town shop, Market Square 12. The Old Town shop is open every day from "
+        "10:00 to 19:00. A city bike costs 18 euros per day. The Old Town shop does not offer"
+        " e-bikes. There is no parking at the Old Town shop. Guided city tours start here "
+        "every Saturday at 11:00 and cost 25 euros."
+    ),
+    (
+        "CycleCity Airport shop, Terminal 2 arrivals hall. The Airport shop is open every day"
+        " from 7:00 to 22:00. A city bike costs 20 euros per day and an e-bike costs 40 euros"
+        " per day. The Airport shop does not offer child seats. There are no guided tours at "
+        "the Airport shop."
+    ),
+    (
+        "Rental conditions for all CycleCity shops. A deposit of 100 euros is required for "
+        "every bike. Helmets are included free of charge. You must be at least 16 years old "
+        "to rent an e-bike. Bikes can be returned at another shop for a fee of 10 euros. "
+        "Weekly rentals get a 20 percent discount."
+    ),
+    (
+        "Archived page (2021). This price list is no longer valid. Harbour shop prices: a "
+        "city bike cost 12 euros per day and an e-bike cost 30 euros per day. In 2021 the "
+        "Harbour shop was also open on Sundays from 10:00 to 16:00."
+    ),
+]
+_SEEDED = """
+import json, sys
+from camab_rag.groundedness.wordforms import ContextWords, answered_clauses
+context = ContextWords.of(json.loads(sys.argv[1]), "Can I rent an e-bike at the Old Town shop?")
+print(sorted(c.doc for c in answered_clauses(context)))
+"""
+
+
+def test_the_clauses_a_reply_answers_do_not_depend_on_the_hash_seed():
+    # review 4's "Yes, e-bikes cost 35 euros per day there.": the pages' weights were float
+    # sums over sets, so a tie between two pages broke by the process's hash seed
+    read = {
+        subprocess.run(
+            [sys.executable, "-c", _SEEDED, json.dumps(BIKES)],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(read) == 1, read

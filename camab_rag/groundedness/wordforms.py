@@ -711,7 +711,8 @@ def _answered(context: ContextWords) -> list[Sentence]:
         held[c.doc] = held[c.doc] | (asked & c.implied)  # the days "open daily" implies
     spread = Counter(w for words in held.values() for w in words)
     # a word few pages hold tells the page asked about ("Central" more than "gym", "Sunday")
-    pages = {d: sum(1 / spread[w] for w in words) for d, words in held.items()}
+    # exactly rounded sums (math.fsum): a set's order must not break a tie between pages
+    pages = {d: math.fsum(1 / spread[w] for w in words) for d, words in held.items()}
     said = [{w for w in subject if holds(w, c.forms)} for c in context.sentences]
     times = Counter((c.doc, w) for c, own in zip(context.sentences, said) for w in own)
     rank = [  # a word the page says once tells its clause ("does not offer printing")
@@ -719,7 +720,7 @@ def _answered(context: ContextWords) -> list[Sentence]:
             pages[c.doc],
             len(days & c.named_days),  # "closed on Mondays", not "Monday" of "weekdays"
             len(days & (c.own | c.implied)),
-            sum(1 / (times[c.doc, w] * max(spread[w], 1)) for w in own),  # "Hilltop" > "pool"
+            math.fsum(1 / (times[c.doc, w] * max(spread[w], 1)) for w in own),  # "Hilltop" > "pool"
             bool(pair & c.own),
         )
         for c, own in zip(context.sentences, said)
