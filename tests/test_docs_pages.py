@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from camab_rag.groundedness.anchors import context_words
+from camab_rag.groundedness.score import coverage
 from camab_rag.groundedness.wordforms import ContextWords, is_stale, misread_spans, rivals
 from camab_rag.result import AttributionResult
 from camab_rag.segments import segment_documents, to_documents
@@ -95,8 +96,11 @@ def test_a_setting_off_by_default_denies_a_yes_to_enabled():
 def test_seconds_read_as_minutes():
     page = "`snapshot_interval` sets how often data is written to disk; the default is 300 seconds."
     context = ContextWords.of([page], "How often are snapshots written?")
-    assert {"5", "minute"} <= context.forms  # "which is five minutes" is held
+    assert {"5", "min"} <= context.forms  # "which is five minutes" is held
     assert misread_spans("Every 300 seconds, which is five minutes.", context) == []
+    assert coverage("Every 300 seconds, which is five minutes.", context) == 1.0
+    hourly = ContextWords.of(["Snapshots are written every 120 minutes."], "How often?")
+    assert coverage("Snapshots are written every 2 hours.", hourly) == 1.0
 
 
 CLI = [
@@ -115,3 +119,10 @@ def test_a_word_only_a_deprecated_page_holds_is_rivalled_by_the_current_page():
     # no page marks itself out of date: two current pages, no rival by this rule
     current = ContextWords.of([CLI[0], CLI[1].replace("Deprecated: this", "This")], "?")
     assert rivals(dump, current) == []
+
+
+def test_an_answer_about_the_time_before_the_change_takes_the_former_value():
+    context = ContextWords.of(DOCS[1:2], "Was max_connections 256 in 3.0 too?")
+    assert rivals("No, before 3.1 the default max_connections was 128.", context) == []
+    assert rivals("No, it used to be 128.", context) == []
+    assert [d for _, d in rivals("No, the default max_connections is 128.", context)] == [{0}]

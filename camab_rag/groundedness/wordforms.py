@@ -127,8 +127,8 @@ DURATIONS = {
     "day": ("week", 7),
     "month": ("year", 12),
     "hour": ("day", 24),
-    "minute": ("hour", 60),
-    "second": ("minute", 60),
+    "min": ("hour", 60),  # the form of "minutes"
+    "second": ("min", 60),
 }
 DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
@@ -1020,6 +1020,13 @@ _CHANGED = re.compile(
 )
 
 
+_PAST = re.compile(
+    r"\b(?:before|previously|formerly|originally|used\s+to|prior\s+to|until|earlier|older)\b",
+    re.IGNORECASE,
+)
+"""An answer speaking of an earlier state: a changelog's former value states it."""
+
+
 def _former(part: str) -> frozenset[str]:
     """The numbers ``part`` says were changed ("from 600 seconds to 300 seconds": "600")."""
     return frozenset(
@@ -1357,8 +1364,9 @@ def rivals(
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
             held = _holder_near(subject, value, unit, context) if value_only else []
             for near in (whole, _rivals_near(piece, context) if piece else [], unslotted, held):
-                holders = {c.doc for c in near if c.states(value, unit)}
                 changed = {c.doc for c in near if value in c.former}  # "from 128 to 256"
+                holders = {c.doc for c in near if c.states(value, unit)}
+                holders |= changed if _PAST.search(part) else set()  # "before 3.1 it was 128"
                 if not holders and not changed:
                     continue
                 asked = max(_asked_by(context, d) for d in holders or changed)
