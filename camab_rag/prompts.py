@@ -141,6 +141,22 @@ class SpanRemovalPromptBuilder:
     def n_segments(self) -> int:
         return len(self.locations)
 
+    @property
+    def history(self) -> list[ChatMessage]:
+        """The chat's earlier turns in the captured prompt: its user and assistant messages
+        before the last user message, which asks the question (a follow-up such as "And
+        the Harbour one?" is read with the question before it)."""
+        if isinstance(self.prompt, str):
+            return []
+        users = [m for m, message in enumerate(self.prompt) if message.get("role") == "user"]
+        earlier = self.prompt[: users[-1]] if users else []
+        return [
+            {"role": str(message["role"]), "content": text}
+            for message in earlier
+            if message.get("role") in ("user", "assistant")
+            and isinstance(text := message.get("content"), str)
+        ]
+
     def build(self, mask: Mask) -> Prompt:
         keep = check_mask(mask, self.n_segments)
         texts = []

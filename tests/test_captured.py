@@ -169,3 +169,26 @@ def test_with_a_filter_the_engine_scores_the_anchors_and_no_second_oracle_is_nee
         QUESTION, DOCS, ANSWER, KeywordScorer(), CHAIN_SETTINGS.with_changes(budget=4)
     )
     assert plain.anchor_rewards == {} and plain.n_queries == 4
+
+
+def test_a_captured_chat_prompt_gives_its_follow_up_the_question_before_it() -> None:
+    # session 65: a captured prompt's builder had no history, so an integration's result had
+    # no `asked` and the gate read "And the Harbour one?" without the question it follows
+    shops = [
+        "The Riverside shop opens at 9:00.",
+        "The Harbour shop opens at 10:00.",
+    ]
+    earlier = "What time does the Riverside shop open?"
+    messages = [
+        {"role": "system", "content": "Answer from the context."},
+        {"role": "user", "content": earlier},
+        {"role": "assistant", "content": "At 9:00."},
+        {"role": "user", "content": "Context:\n" + "\n".join(shops) + "\n\nAnd the Harbour one?"},
+    ]
+    result = attribute("And the Harbour one?", shops, "At 10:00.", KeywordScorer(), prompt=messages)
+    assert result.prompt_mode == "captured"
+    assert result.asked == "What time does the Harbour shop open? And the Harbour one?"
+    plain = attribute(
+        "And the Harbour one?", shops, "At 10:00.", KeywordScorer(), prompt=messages[3:]
+    )
+    assert plain.prompt_mode == "captured" and plain.asked == ""
