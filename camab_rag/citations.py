@@ -30,6 +30,7 @@ from camab_rag.groundedness.wordforms import (
     forms,
     is_fact,
     is_number,
+    is_stale,
     misread_spans,
     quantities,
 )
@@ -265,7 +266,8 @@ def cite(
         said = disputed_words.get(unit, [])
         shown_before = [s for s in segments[:unit] if s.doc_index == doc_index and s.end > s.start]
         position = None if by_doc else len(shown_before)  # decoration shown nowhere: not counted
-        sources.append(Source(*place, highlights, url, said, passages, position))
+        stale = is_stale(document.text if document is not None else text)  # the whole page's
+        sources.append(Source(*place, highlights, url, said, passages, position, stale))
     verdict = result.groundedness
     carried = getattr(groundedness_report(verdict), "sentences", None)  # an integration's filter
     if not carried and result.token_support is not None:  # the rule's gate judges

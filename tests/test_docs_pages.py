@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from camab_rag.citations import cite
 from camab_rag.groundedness.anchors import context_words
 from camab_rag.groundedness.score import coverage
 from camab_rag.groundedness.wordforms import ContextWords, is_stale, misread_spans, rivals
@@ -30,6 +31,12 @@ DOCS = [
         ("DEPRECATED - Quillstore 2.x docs.", True),
         ("Setup. This page is deprecated; see the new guide.", True),
         ("CLI reference. The --file flag is deprecated; use --output.", False),
+        # the second review's banner (session 66), and pages that only mention the old
+        ("Legacy documentation: this page describes API v1, which is deprecated.", True),
+        ("This reference describes the v1 API, which is no longer maintained.", True),
+        ("Migrating from v1 to v2. The legacy apikey parameter was removed.", False),
+        ("Setup. This guide also covers the legacy installer.", False),
+        ("This guide also covers the legacy installer.", False),
     ],
 )
 def test_a_deprecated_banner_marks_the_page_not_a_deprecated_flag(text, stale):
@@ -126,3 +133,27 @@ def test_an_answer_about_the_time_before_the_change_takes_the_former_value():
     assert rivals("No, before 3.1 the default max_connections was 128.", context) == []
     assert rivals("No, it used to be 128.", context) == []
     assert [d for _, d in rivals("No, the default max_connections is 128.", context)] == [{0}]
+
+
+def test_a_cited_out_of_date_page_says_so_in_every_renderer():
+    # the second review: a legacy page cited as "support" for its own old value, unmarked
+    docs = [
+        "Forecast endpoint (v2). The hours parameter defaults to 48.",
+        "Legacy documentation: this page describes API v1, which is deprecated. The hours "
+        "parameter defaults to 24.",
+    ]
+    segments = segment_documents(to_documents(docs), "sentence")
+    scores = np.array([0.0, 0.1, 0.0, 0.9])
+    result = AttributionResult(
+        scores=scores,
+        segments=segments,
+        question="What does the hours parameter default to?",
+        response="The hours parameter defaults to 24.",
+        n_documents=2,
+        n_queries=8,
+    )
+    cited = cite(result, docs)
+    assert [(s.doc_index, s.stale) for s in cited.sources] == [(1, True), (0, False)]
+    assert cited.to_dict()["sources"][0]["stale"] is True
+    for shown in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
+        assert shown.count("an out-of-date page") == 1, shown

@@ -518,17 +518,27 @@ class ContextWords(frozenset[str]):
 _STALE = re.compile(
     r"\barchived\s+(?:page|version|copy|notice|post|article)\b|\bout[\s-]of[\s-]date\b"
     r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b"
-    r"|^\W*deprecated\b|\bthis\s+(?:page|document|article|version)\s+is\s+deprecated\b",
+    r"|^\W*(?:deprecated|legacy|obsolete)\b"
+    r"|\bthis\s+(?:page|document|article|version)\s+is\s+(?:deprecated|obsolete)\b",
     re.IGNORECASE,
 )
+_BANNER = re.compile(
+    r"\bthis\s+(?:page|document|article|guide|reference)\b[^.]*\b(?:is|are|was)\s+(?:now\s+)?"
+    r"(?:deprecated|obsolete|no\s+longer\s+(?:maintained|supported))\b",
+    re.IGNORECASE,
+)
+"""A first sentence saying its page is of something out of date ("this page describes API
+v1, which is deprecated")."""
 
 
 def is_stale(text: str) -> bool:
     """Whether ``text`` marks itself out of date ("ARCHIVED PAGE (2022)", "may be out of
-    date", "superseded", a page opening "Deprecated:"; not "the --foo flag is deprecated"
+    date", "superseded", a page opening "Deprecated:" or "Legacy", a first sentence saying
+    "this page describes API v1, which is deprecated"; not "the --foo flag is deprecated"
     inside a current page): where a current page states the answer's value, such a page's
     other value is history, not a source disagreeing (:func:`rivals`)."""
-    return bool(_STALE.search(text))
+    first = next(iter(split_sentences(text)), (0, len(text)))
+    return bool(_STALE.search(text) or _BANNER.search(text[first[0] : first[1]]))
 
 
 _TOLD = (

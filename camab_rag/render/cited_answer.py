@@ -98,6 +98,7 @@ class Source:
     disputes: list[str] = field(default_factory=list)  # answer words it argues against
     disputing: list[Passage] = field(default_factory=list)  # where it says so, when found
     position: int | None = None  # a segment's place among its document's (0-based)
+    stale: bool = False  # its page marks itself out of date ("ARCHIVED PAGE", "Deprecated:")
 
     @property
     def support(self) -> float:

@@ -319,12 +319,18 @@ def dispute_text(words: Sequence[str]) -> str:
     return "disagrees with the answer" + (" on " + _quoted(quoted) if quoted else "")
 
 
+STALE_NOTE = "an out-of-date page"
+
+
 def source_note(source: Any) -> str:
-    """A source list entry's note: its support in words, and any dispute."""
+    """A source list entry's note: its support in words, any dispute, and whether its page
+    marks itself out of date (so its support for an answer is history)."""
+    stale = f"; {STALE_NOTE}" if getattr(source, "stale", False) else ""
     if not source.disputes:
-        return str(support_words(source.support))
+        return f"{support_words(source.support)}{stale}"
     dispute = dispute_text(source.disputes)
-    return f"{support_words(source.support)}; {dispute}" if source.highlights else dispute
+    shown = f"{support_words(source.support)}; {dispute}" if source.highlights else dispute
+    return shown + stale
 
 
 def sentence_note(sentence: CitedSentence) -> str | None:
