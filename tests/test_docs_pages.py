@@ -157,3 +157,27 @@ def test_a_cited_out_of_date_page_says_so_in_every_renderer():
     assert cited.to_dict()["sources"][0]["stale"] is True
     for shown in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
         assert shown.count("an out-of-date page") == 1, shown
+
+
+API = [
+    "Forecast endpoint (v2). Temperatures are in Celsius unless you set units=imperial.",
+    "Migrating from v1 to v2. The units_system parameter was renamed to units. The API key "
+    "now goes in the X-Skyline-Key header instead of the apikey query parameter.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "rivalled"),
+    [
+        ("How do I get Fahrenheit?", "Set units_system=imperial.", ["system"]),
+        ("How do I get Fahrenheit?", "Set units=imperial.", []),
+        ("How do I send my API key?", "Pass it in the apikey query parameter.", ["apikey"]),
+        ("How do I send my API key?", "Put it in the X-Skyline-Key header.", []),
+        # the time before the change, or the change itself: what the guide says
+        ("How did v1 take the key?", "Before v2, it went in the apikey query parameter.", []),
+        ("What changed?", "The key goes in a header instead of the apikey parameter.", []),
+    ],
+)
+def test_a_renamed_or_replaced_word_is_rivalled_by_the_current_page(question, answer, rivalled):
+    context = ContextWords.of(API, question)
+    assert [answer[a:b] for (a, b), _ in rivals(answer, context)] == rivalled

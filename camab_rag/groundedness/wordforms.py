@@ -1037,11 +1037,32 @@ _PAST = re.compile(
 """An answer speaking of an earlier state: a changelog's former value states it."""
 
 
+_RENAMED = re.compile(
+    r"\b([\w.-]+)\s+(?:[a-z]+\s+){0,2}?(?:was|has\s+been|is\s+now|is)\s+(?:renamed|replaced)"
+    r"\s+(?:to|as|by|with)\s+(?:the\s+)?([\w.-]+)"
+    r"|\brenamed\s+(?:the\s+)?(?:from\s+)?([\w.-]+)\s+(?:\w+\s+)?to\s+([\w.-]+)",
+    re.IGNORECASE,
+)
+_INSTEAD = re.compile(r"\binstead\s+of\s+(?:the\s+|an?\s+)?([\w.-]+)", re.IGNORECASE)
+
+
 def _former(part: str) -> frozenset[str]:
-    """The numbers ``part`` says were changed ("from 600 seconds to 300 seconds": "600")."""
-    return frozenset(
-        f for m in _CHANGED.finditer(part) for _, _, _, f in forms(m[1]) if is_number(f)
-    )
+    """What ``part`` says was changed: a number ("from 600 seconds to 300 seconds": "600"),
+    a renamed or replaced word ("units_system ... was renamed to units": "system"), a word
+    used no more ("... header instead of the apikey query parameter": "apikey")."""
+    out = {f for m in _CHANGED.finditer(part) for _, _, _, f in forms(m[1]) if is_number(f)}
+    for m in _RENAMED.finditer(part):
+        old, new = (m[1], m[2]) if m[1] else (m[3], m[4])
+        out |= _word_forms(old) - _word_forms(new)
+    for m in _INSTEAD.finditer(part):
+        rest = part[: m.start()] + part[m.end() :]
+        out |= _word_forms(m[1]) - _word_forms(rest)
+    return frozenset(out)
+
+
+def _word_forms(text: str) -> set[str]:
+    """The forms of ``text``'s words, numbers and small words aside."""
+    return {f for _, _, w, f in forms(text) if f and w not in STOPWORDS and not is_number(f)}
 
 
 def _lacks(part: str) -> frozenset[str]:
@@ -1401,27 +1422,39 @@ def rivals(
         found_rivals += _name_rivals(part, s_start, found, subject, content, context)
         seen = {span for span, _ in found_rivals}  # a name already rivalled
         found_rivals += [
-            r for r in _stale_word_rivals(s_start, found, subject, context) if r[0] not in seen
+            r
+            for r in _stale_word_rivals(part, s_start, found, subject, context)
+            if r[0] not in seen
         ]
     return found_rivals
 
 
 def _stale_word_rivals(
-    s_start: int, found: Sequence[_Word], subject: frozenset[str], context: ContextWords
+    part: str,
+    s_start: int,
+    found: Sequence[_Word],
+    subject: frozenset[str],
+    context: ContextWords,
 ) -> list[tuple[tuple[int, int], frozenset[int]]]:
     """:func:`rivals` for the words of an answer sentence (no number, none the question
-    holds) that only pages marking themselves out of date hold ("dump" of a deprecated
-    page's "qsctl dump", where the current CLI page says "qsctl backup"): the current
-    pages' clauses closest to the sentence rival each."""
-    if not context.stale:
-        return []
+    holds) that only pages marking themselves out of date hold, or a current page only as
+    what was renamed or replaced ("dump" of a deprecated page's "qsctl dump", where the
+    current CLI page says "qsctl backup"; "apikey" of "instead of the apikey parameter"),
+    unless the sentence speaks of that earlier time: the current pages' clauses closest to
+    the sentence rival each."""
     past = context.stale | context.turns
-    now = frozenset().union(*(c.forms for c in context.sentences if c.doc not in past))
+    current = [c for c in context.sentences if c.doc not in past]
+    renamed = frozenset().union(*(c.former for c in current)) - _former(part)
+    if (not context.stale and not renamed) or _PAST.search(part):
+        return []
+    now = frozenset().union(*(c.forms - c.former for c in current))
     then = frozenset().union(*(c.forms for c in context.sentences if c.doc in context.stale))
     only = [
         (start, end)
         for start, end, word, value in found
-        if value in then - now - context.asked and word not in STOPWORDS and not is_number(value)
+        if value in (then | renamed) - now - context.asked
+        and word not in STOPWORDS
+        and not is_number(value)
     ]
     if not only:
         return []
