@@ -21,7 +21,6 @@ from camab_rag.groundedness.wordforms import (
     derived_values,
     form_set,
     forms,
-    is_stale,
     misread_spans,
     rivals,
     subject_forms,
@@ -230,7 +229,8 @@ def disputes(
                 claims += [(own, a, b, a + word.start) for own in range(len(texts))]
     found: dict[int, list[str]] = {}
     question = result.asked or result.question  # a follow-up with the question before it
-    every = ContextWords.of(texts, question)
+    pages = [s.doc_index for s in result.segments] if unit == "segment" else None
+    every = ContextWords.of(texts, question, pages)  # a page's banner marks its segments
     worked = derived_values(response, every)
     known = [form_set([text]) for text in texts]
     asked = subject_forms(question)
@@ -258,7 +258,7 @@ def disputes(
                 words = [w for w in words if not _off_subject(_form(w), own, known, asked)]
                 if words:
                     found.setdefault(own, []).extend(w for w in words if w not in found[own])
-    current = [u for u, text in enumerate(texts) if not is_stale(text)]
+    current = [u for u in range(len(texts)) if u not in every.stale]
     return {  # an archived page's other value, where a current page states the answer's
         own: words
         for own, words in found.items()

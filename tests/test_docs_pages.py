@@ -181,3 +181,27 @@ API = [
 def test_a_renamed_or_replaced_word_is_rivalled_by_the_current_page(question, answer, rivalled):
     context = ContextWords.of(API, question)
     assert [answer[a:b] for (a, b), _ in rivals(answer, context)] == rivalled
+
+
+def test_the_page_rivalling_a_renamed_word_shows_its_passage():
+    docs = [
+        *API,
+        "Legacy documentation: this page describes API v1, which is deprecated. Set "
+        "units_system=imperial to get Fahrenheit.",
+    ]
+    segments = segment_documents(to_documents(docs), "sentence")
+    scores = np.array([0.9 * ("units_system=" in s.text) for s in segments])
+    result = AttributionResult(
+        scores=scores,
+        segments=segments,
+        question="How do I get Fahrenheit?",
+        response="Set units_system=imperial.",
+        n_documents=3,
+        n_queries=8,
+    )
+    cited = cite(result, docs)
+    assert [(s.doc_index, s.disputes) for s in cited.sources] == [(2, []), (0, ["system"])]
+    # where it says otherwise, not the whole page cut short
+    assert [p.text for p in cited.sources[1].disputing] == [
+        "Temperatures are in Celsius unless you set units=imperial."
+    ]

@@ -1458,7 +1458,8 @@ def _stale_word_rivals(
     ]
     if not only:
         return []
-    against = frozenset(c.doc for c in _closest_outside(subject, context, past))
+    # the clause saying what was renamed is no closer for holding the old name
+    against = frozenset(c.doc for c in _closest_outside(subject - renamed, context, past))
     return [((s_start + a, s_start + b), against) for a, b in only] if against else []
 
 
