@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from camab_rag.citations import cite
+from camab_rag.citations import CitedAnswer, cite
 from camab_rag.groundedness.anchors import context_words
 from camab_rag.groundedness.score import coverage
 from camab_rag.groundedness.wordforms import ContextWords, is_stale, misread_spans, rivals
@@ -135,6 +135,15 @@ def test_an_answer_about_the_time_before_the_change_takes_the_former_value():
     assert [d for _, d in rivals("No, the default max_connections is 128.", context)] == [{0}]
 
 
+def _cited(docs: list[str], question: str, answer: str, strong: str) -> CitedAnswer:
+    """``answer`` cited over the sentences of ``docs``, the model's support on the one
+    holding ``strong``."""
+    segments = segment_documents(to_documents(docs), "sentence")
+    scores = np.array([0.9 * (strong in s.text) for s in segments])
+    made = dict(segments=segments, question=question, response=answer, n_documents=len(docs))
+    return cite(AttributionResult(scores=scores, n_queries=8, **made), docs)
+
+
 def test_a_cited_out_of_date_page_says_so_in_every_renderer():
     # the second review: a legacy page cited as "support" for its own old value, unmarked
     docs = [
@@ -142,17 +151,8 @@ def test_a_cited_out_of_date_page_says_so_in_every_renderer():
         "Legacy documentation: this page describes API v1, which is deprecated. The hours "
         "parameter defaults to 24.",
     ]
-    segments = segment_documents(to_documents(docs), "sentence")
-    scores = np.array([0.0, 0.1, 0.0, 0.9])
-    result = AttributionResult(
-        scores=scores,
-        segments=segments,
-        question="What does the hours parameter default to?",
-        response="The hours parameter defaults to 24.",
-        n_documents=2,
-        n_queries=8,
-    )
-    cited = cite(result, docs)
+    asked = "What does the hours parameter default to?"
+    cited = _cited(docs, asked, "The hours parameter defaults to 24.", "defaults to 24")
     assert [(s.doc_index, s.stale) for s in cited.sources] == [(1, True), (0, False)]
     assert cited.to_dict()["sources"][0]["stale"] is True
     for shown in (cited.to_terminal(color=False), cited.to_markdown(), cited.to_html()):
@@ -189,17 +189,7 @@ def test_the_page_rivalling_a_renamed_word_shows_its_passage():
         "Legacy documentation: this page describes API v1, which is deprecated. Set "
         "units_system=imperial to get Fahrenheit.",
     ]
-    segments = segment_documents(to_documents(docs), "sentence")
-    scores = np.array([0.9 * ("units_system=" in s.text) for s in segments])
-    result = AttributionResult(
-        scores=scores,
-        segments=segments,
-        question="How do I get Fahrenheit?",
-        response="Set units_system=imperial.",
-        n_documents=3,
-        n_queries=8,
-    )
-    cited = cite(result, docs)
+    cited = _cited(docs, "How do I get Fahrenheit?", "Set units_system=imperial.", "units_system=")
     assert [(s.doc_index, s.disputes) for s in cited.sources] == [(2, []), (0, ["system"])]
     # where it says otherwise, not the whole page cut short
     assert [p.text for p in cited.sources[1].disputing] == [
