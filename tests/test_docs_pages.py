@@ -140,8 +140,15 @@ def _cited(docs: list[str], question: str, answer: str, strong: str) -> CitedAns
     holding ``strong``."""
     segments = segment_documents(to_documents(docs), "sentence")
     scores = np.array([0.9 * (strong in s.text) for s in segments])
-    made = dict(segments=segments, question=question, response=answer, n_documents=len(docs))
-    return cite(AttributionResult(scores=scores, n_queries=8, **made), docs)
+    result = AttributionResult(
+        scores=scores,
+        segments=segments,
+        question=question,
+        response=answer,
+        n_documents=len(docs),
+        n_queries=8,
+    )
+    return cite(result, docs)
 
 
 def test_a_cited_out_of_date_page_says_so_in_every_renderer():
