@@ -202,3 +202,14 @@ def test_the_page_rivalling_a_renamed_word_shows_its_passage():
     assert [p.text for p in cited.sources[1].disputing] == [
         "Temperatures are in Celsius unless you set units=imperial."
     ]
+
+
+def test_minutes_are_not_read_down_into_seconds():
+    # a blind set's "20-minute navigation task" stated 1200 seconds, so an invented
+    # "SEK 1,200" resit fee was held; and "one-hour session" stated 60 minutes, so an
+    # invented "ninety-minute session" was a misreading, not a fact never stated
+    context = ContextWords.of(["It includes a 20-minute task. A one-hour session costs 120."])
+    assert "1200" not in context.forms
+    assert "60" not in context.forms
+    hourly = ContextWords.of(["A 60-minute lesson costs 40 pounds."])
+    assert coverage("A one-hour lesson costs 40 pounds.", hourly) == 1.0  # read up

@@ -130,6 +130,9 @@ DURATIONS = {
     "min": ("hour", 60),  # the form of "minutes"
     "second": ("min", 60),
 }
+_UPWARD_ONLY = frozenset({"min", "second"})
+"""Read up only ("300 seconds": 5 minutes), not down: "a 20-minute task" stating 1200
+seconds made an invented "SEK 1,200" held."""
 DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 CLOCK_WORDS = {"noon": "12", "midday": "12", "midnight": "0"}
 _JOINED_CLOCK = re.compile(r"(1[0-2]|0?[1-9])(am|pm)")
@@ -858,7 +861,7 @@ def _also(text: str) -> frozenset[str]:
         for small, (large, factor) in DURATIONS.items():
             if unit == small and int(value) % factor == 0 and int(value):
                 out.update((str(int(value) // factor), large))
-            elif unit == large:
+            elif unit == large and small not in _UPWARD_ONLY:
                 out.update((str(int(value) * factor), small))
     return frozenset(out)
 
