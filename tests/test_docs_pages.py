@@ -120,8 +120,8 @@ CLI = [
 def test_a_word_only_a_deprecated_page_holds_is_rivalled_by_the_current_page():
     context = ContextWords.of(CLI, "How do I make a backup?")
     dump = "Run `qsctl dump --file PATH`."
-    assert rivals(dump, context) == [((11, 15), {0}), ((18, 22), {0})]  # "dump", "file"
-    assert rivals("Run `qsctl backup --file PATH`.", context) == [((20, 24), {0})]
+    assert rivals(dump, context) == [((11, 15), {0}), ((16, 22), {0})]  # "dump", "--file"
+    assert rivals("Run `qsctl backup --file PATH`.", context) == [((18, 24), {0})]
     assert rivals("Run `qsctl backup --output PATH`.", context) == []
     # no page marks itself out of date: two current pages, no rival by this rule
     current = ContextWords.of([CLI[0], CLI[1].replace("Deprecated: this", "This")], "?")
@@ -176,7 +176,7 @@ API = [
 @pytest.mark.parametrize(
     ("question", "answer", "rivalled"),
     [
-        ("How do I get Fahrenheit?", "Set units_system=imperial.", ["system"]),
+        ("How do I get Fahrenheit?", "Set units_system=imperial.", ["units_system"]),
         ("How do I get Fahrenheit?", "Set units=imperial.", []),
         ("How do I send my API key?", "Pass it in the apikey query parameter.", ["apikey"]),
         ("How do I send my API key?", "Put it in the X-Skyline-Key header.", []),
@@ -197,7 +197,7 @@ def test_the_page_rivalling_a_renamed_word_shows_its_passage():
         "units_system=imperial to get Fahrenheit.",
     ]
     cited = _cited(docs, "How do I get Fahrenheit?", "Set units_system=imperial.", "units_system=")
-    assert [(s.doc_index, s.disputes) for s in cited.sources] == [(2, []), (0, ["system"])]
+    assert [(s.doc_index, s.disputes) for s in cited.sources] == [(2, []), (0, ["units_system"])]
     # where it says otherwise, not the whole page cut short
     assert [p.text for p in cited.sources[1].disputing] == [
         "Temperatures are in Celsius unless you set units=imperial."

@@ -1463,7 +1463,27 @@ def _stale_word_rivals(
         return []
     # the clause saying what was renamed is no closer for holding the old name
     against = frozenset(c.doc for c in _closest_outside(subject - renamed, context, past))
-    return [((s_start + a, s_start + b), against) for a, b in only] if against else []
+    spans = dict.fromkeys(_identifier(part, a, b) for a, b in only)
+    return [((s_start + a, s_start + b), against) for a, b in spans] if against else []
+
+
+def _identifier(text: str, start: int, end: int) -> tuple[int, int]:
+    """The whole name around ``text[start:end]`` as a reader writes it: "units_system" of
+    "system", "--file" of "file" (letters, digits, "_", "-", and a "." inside a name)."""
+
+    def inside(i: int) -> bool:
+        c = text[i]
+        return (
+            c.isalnum()
+            or c in "_-"
+            or (c == "." and 0 < i < len(text) - 1 and text[i + 1].isalnum())
+        )
+
+    while start > 0 and inside(start - 1):
+        start -= 1
+    while end < len(text) and inside(end):
+        end += 1
+    return start, end
 
 
 def _asked_page_rivals(
