@@ -245,9 +245,10 @@ def cite(
         lift = np.max([scores for _, scores in cited_by], axis=0) if cited_by else answer_scores
         cut = [i for i in spans if 0 < lift[i] >= WEAK_AT]  # a cheap first cut
         strong: list[int] = []
+        alone: dict[int, ContextWords] = {}  # its segments read alone, once for all readings
         for reading in cited_by:  # its passages holding the values, else the model's best
-            found = _holding(spans, reading, segments, asked)
-            strong += [i for i in found or _strongest(cut, [reading], segments, asked)]
+            found = _holding(spans, reading, segments, asked, alone)
+            strong += found or _strongest(cut, [reading], segments, asked, alone)
         strong = list(dict.fromkeys(strong))[:3]
         strong += [i for i in _stating(pinned.get(unit, []), members, segments) if i not in strong]
         highlights = [
@@ -285,14 +286,17 @@ def _strongest(
     readings: Sequence[tuple[str, FloatArray]],
     segments: Sequence[Segment],
     question: str,
+    alone: dict[int, ContextWords] | None = None,
 ) -> list[int]:
     """The segments to highlight in a source: for each sentence citing it, its strongest
     segment (at least :data:`WEAK_AT`) and any at least :data:`NEAR_STRONGEST` as strong
     (two facts of one sentence), at most three a source; never one stating otherwise a
     word of that sentence ("Lunch is not included." under "..., lunch included"). A
     source's weaker segments were rarely support against HotpotQA's supporting sentences
-    (BENCHMARKS.md, citations: 'Highlights inside cited sources')."""
-    read = {i: ContextWords.of([segments[i].text], question) for i in spans}
+    (BENCHMARKS.md, citations: 'Highlights inside cited sources'). ``alone``: the segments
+    read alone so far (:func:`_read_alone`)."""
+    alone = {} if alone is None else alone
+    read = {i: _read_alone(alone, segments, i, question) for i in spans}
     chosen: list[int] = []
     for sentence, scores in readings:
         kept = [i for i in spans if not misread_spans(sentence, read[i])]
@@ -308,6 +312,7 @@ def _holding(
     reading: tuple[str, FloatArray],
     segments: Sequence[Segment],
     question: str,
+    alone: dict[int, ContextWords],
 ) -> list[int]:
     """The segments of ``spans`` holding the citing sentence's numbers and names: the one
     holding most (the strongest on a tie), then any holding one the first does not, none
@@ -316,9 +321,14 @@ def _holding(
     under "It opens at 9:00.")."""
     sentence, scores = reading
     keys = {k: v for k, v in facts(sentence).items() if v or k[:1].isupper()}  # not "Use"
+    if not keys:
+        return []
     held = {i: _holds(segments[i].text, keys, form_set([segments[i].text])) for i in spans}
-    read = {i: ContextWords.of([segments[i].text], question) for i in spans if held[i]}
-    left = [i for i in read if not misread_spans(sentence, read[i])]
+    left = [
+        i
+        for i in spans
+        if held[i] and not misread_spans(sentence, _read_alone(alone, segments, i, question))
+    ]
     chosen: list[int] = []
     covered: set[str] = set()
     while left:
@@ -329,6 +339,16 @@ def _holding(
         chosen.append(best)
         left.remove(best)
     return chosen
+
+
+def _read_alone(
+    alone: dict[int, ContextWords], segments: Sequence[Segment], i: int, question: str
+) -> ContextWords:
+    """Segment ``i`` read alone with ``question``, kept in ``alone`` (a source's segments
+    are read once for all the sentences citing it, its misreadings memoised there)."""
+    if i not in alone:
+        alone[i] = ContextWords.of([segments[i].text], question)
+    return alone[i]
 
 
 def _strength(score: float) -> float:

@@ -540,8 +540,12 @@ def is_stale(text: str) -> bool:
     "this page describes API v1, which is deprecated"; not "the --foo flag is deprecated"
     inside a current page): where a current page states the answer's value, such a page's
     other value is history, not a source disagreeing (:func:`rivals`)."""
+    if _STALE.search(text):
+        return True
+    if not _BANNER.search(text):  # most texts: no sentence split to find the first
+        return False
     first = next(iter(split_sentences(text)), (0, len(text)))
-    return bool(_STALE.search(text) or _BANNER.search(text[first[0] : first[1]]))
+    return bool(_BANNER.search(text[first[0] : first[1]]))
 
 
 _TOLD = (
@@ -1391,6 +1395,7 @@ def rivals(
         bare = subject - _slot_names(part, found, context.asked)  # "1991" of "1991 at MIT"
         unslotted = _rivals_near(bare, context) if bare and bare != subject else []
         units = {at: q.unit for at, q in quantities(part)}
+        earlier = bool(_PAST.search(part))  # it speaks of the time before a change
         for start, end, _, value in found:
             if not is_number(value):
                 continue
@@ -1400,7 +1405,7 @@ def rivals(
             for near in (whole, _rivals_near(piece, context) if piece else [], unslotted, held):
                 changed = {c.doc for c in near if value in c.former}  # "from 128 to 256"
                 holders = {c.doc for c in near if c.states(value, unit)}
-                holders |= changed if _PAST.search(part) else set()  # "before 3.1 it was 128"
+                holders |= changed if earlier else set()  # "before 3.1 it was 128"
                 if not holders and not changed:
                     continue
                 asked = max(_asked_by(context, d) for d in holders or changed)
@@ -1446,12 +1451,10 @@ def _stale_word_rivals(
     unless the sentence speaks of that earlier time: the current pages' clauses closest to
     the sentence rival each."""
     past = context.stale | context.turns
-    current = [c for c in context.sentences if c.doc not in past]
-    renamed = frozenset().union(*(c.former for c in current)) - _former(part)
+    changed, now, then = _page_words(context)
+    renamed = changed - _former(part)
     if (not context.stale and not renamed) or _PAST.search(part):
         return []
-    now = frozenset().union(*(c.forms - c.former for c in current))
-    then = frozenset().union(*(c.forms for c in context.sentences if c.doc in context.stale))
     only = [
         (start, end)
         for start, end, word, value in found
@@ -1465,6 +1468,20 @@ def _stale_word_rivals(
     against = frozenset(c.doc for c in _closest_outside(subject - renamed, context, past))
     spans = dict.fromkeys(_identifier(part, a, b) for a, b in only)
     return [((s_start + a, s_start + b), against) for a, b in spans] if against else []
+
+
+def _page_words(context: ContextWords) -> tuple[frozenset[str], ...]:
+    """What the current pages say was renamed or replaced, what they hold otherwise, and
+    what the out-of-date pages hold (forms; memoised: every answer sentence reads them)."""
+    if "page words" not in context._memo:
+        past = context.stale | context.turns
+        current = [c for c in context.sentences if c.doc not in past]
+        context._memo["page words"] = (
+            frozenset().union(*(c.former for c in current)),
+            frozenset().union(*(c.forms - c.former for c in current)),
+            frozenset().union(*(c.forms for c in context.sentences if c.doc in context.stale)),
+        )
+    return tuple(context._memo["page words"])
 
 
 def _identifier(text: str, start: int, end: int) -> tuple[int, int]:
