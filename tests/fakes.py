@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from camab_rag.integration import ChainCall, Runs
 from camab_rag.result import AttributionResult
 from camab_rag.scorers.base import BaseScorer, ResponseLogprobs, ScoreRequest, prompt_texts
+from camab_rag.segments import Segment, segment_documents, to_documents
 from camab_rag.settings import CHAIN_SETTINGS, groundedness_filter
 from camab_rag.steps import Steps, adrive, drive
 
@@ -40,6 +41,26 @@ class KeywordScorer(BaseScorer):
             tokens=tuple(word.group() for word in words),
             prompt_tokens=len(prompt.split()),
         )
+
+
+def over_sentences(
+    docs: Sequence[str],
+    question: str,
+    answer: str,
+    scores: Callable[[list[Segment]], np.ndarray],
+    n_queries: int = 8,
+) -> AttributionResult:
+    """``answer`` attributed over the sentences of ``docs``, each segment's score given by
+    ``scores`` (a pure-logic stand-in for a model's attribution, for cite() and the gate)."""
+    segments = segment_documents(to_documents(list(docs)), "sentence")
+    return AttributionResult(
+        scores=np.asarray(scores(segments), dtype=float),
+        segments=segments,
+        question=question,
+        response=answer,
+        n_documents=len(docs),
+        n_queries=n_queries,
+    )
 
 
 class FailingScorer(BaseScorer):

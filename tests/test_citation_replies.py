@@ -4,12 +4,13 @@ model's scores of one reply word happen to favour (fresh-user review, session 64
 from __future__ import annotations
 
 import numpy as np
+from fakes import over_sentences
 
 from camab_rag.citations import cite
 from camab_rag.groundedness.wordforms import ContextWords
 from camab_rag.render.text import dispute_text, verdict_text
 from camab_rag.result import AttributionResult
-from camab_rag.segments import segment_documents, to_documents
+from camab_rag.segments import Segment
 
 DOCS = [
     "Opening hours. The Harbour Museum is open every day except Tuesdays, from 10:00 to 17:30.",
@@ -22,18 +23,13 @@ DOCS = [
 def _reply(question: str, answer: str) -> AttributionResult:
     """``answer`` attributed with scores that favour the car park page most, as SmolLM2's
     did for "No." in the review."""
-    segments = segment_documents(to_documents(DOCS), "sentence")
-    scores = np.array([0.3 if s.doc_index == 2 else 0.0 for s in segments])
-    scores[-1] = 0.4
-    result = AttributionResult(
-        scores=scores,
-        segments=segments,
-        question=question,
-        response=answer,
-        n_documents=len(DOCS),
-        n_queries=16,
-    )
-    return result
+
+    def scores(segments: list[Segment]) -> np.ndarray:
+        favoured = np.array([0.3 if s.doc_index == 2 else 0.0 for s in segments])
+        favoured[-1] = 0.4
+        return favoured
+
+    return over_sentences(DOCS, question, answer, scores, n_queries=16)
 
 
 def _cited(question: str, answer: str) -> tuple[list[int], list[list[str]]]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fakes import over_sentences
 
 from camab_rag.citations import CitedAnswer, cite
 from camab_rag.groundedness.anchors import context_words
 from camab_rag.groundedness.score import coverage
 from camab_rag.groundedness.wordforms import ContextWords, is_stale, misread_spans, rivals
 from camab_rag.result import AttributionResult
-from camab_rag.segments import segment_documents, to_documents
+from camab_rag.segments import Segment, segment_documents, to_documents
 
 DOCS = [
     "Quillstore configuration reference. `port` sets the TCP port the server listens on; "
@@ -138,17 +139,11 @@ def test_an_answer_about_the_time_before_the_change_takes_the_former_value():
 def _cited(docs: list[str], question: str, answer: str, strong: str) -> CitedAnswer:
     """``answer`` cited over the sentences of ``docs``, the model's support on the one
     holding ``strong``."""
-    segments = segment_documents(to_documents(docs), "sentence")
-    scores = np.array([0.9 * (strong in s.text) for s in segments])
-    result = AttributionResult(
-        scores=scores,
-        segments=segments,
-        question=question,
-        response=answer,
-        n_documents=len(docs),
-        n_queries=8,
-    )
-    return cite(result, docs)
+
+    def scores(segments: list[Segment]) -> np.ndarray:
+        return np.array([0.9 * (strong in s.text) for s in segments])
+
+    return cite(over_sentences(docs, question, answer, scores), docs)
 
 
 def test_a_cited_out_of_date_page_says_so_in_every_renderer():
