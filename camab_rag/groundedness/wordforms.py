@@ -449,6 +449,8 @@ class ContextWords(frozenset[str]):
     """The texts marking themselves out of date (:func:`is_stale`), by index."""
     turns: frozenset[int]
     """The texts of the chat joined after the documents (``documents | conversation``)."""
+    named: frozenset[tuple[str, str]]
+    """The (name, number) pairs its texts write as one name (``("aero", "14")``)."""
     _memo: dict[object, Any]
 
     def __new__(
@@ -462,8 +464,10 @@ class ContextWords(frozenset[str]):
         told: Iterable[str] = (),
         stale: Iterable[int] = (),
         turns: Iterable[int] = (),
+        named: Iterable[tuple[str, str]] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
+        made.named = frozenset(named)
         made.told = frozenset(told)  # the asker's own numbers: held, never misread
         made.stale = frozenset(stale)
         made.turns = frozenset(turns)
@@ -485,9 +489,20 @@ class ContextWords(frozenset[str]):
         banner marks all its segments out of date)."""
         sentences = [s for doc, text in enumerate(texts) for s in sentences_of(text, doc)]
         stale = [doc for doc, text in enumerate(texts) if is_stale(text)]
+        page_of = list(pages) if pages is not None else list(range(len(texts)))
         if pages is not None:
             old = {pages[doc] for doc in stale}
             stale = [doc for doc, page in enumerate(pages) if page in old]
+        found = [forms(text) for text in texts]
+        named = [named_numbers(text, f) for text, f in zip(texts, found)]
+        stale = _stale_unless_asked(stale, page_of, found, named, question)
+        titles: dict[int, frozenset[str]] = {}  # a page's names ending in a number
+        for doc, (f, at) in enumerate(zip(found, named)):
+            titles[page_of[doc]] = titles.get(page_of[doc], frozenset()) | _joined_names(f, at)
+        sentences = [  # "Memory: 32 GB RAM." of the Aero 16's page is of the "aero 16"
+            replace(s, forms=s.forms | titles[page_of[s.doc]]) if titles[page_of[s.doc]] else s
+            for s in sentences
+        ]
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts)
@@ -497,9 +512,10 @@ class ContextWords(frozenset[str]):
             sentences,
             subject_forms(question),
             (tuple(q for _, q in quantities(t[a:b])) for t in texts for a, b in split_sentences(t)),
-            (*(q for _, q in quantities(question)), *_ago(question)),
+            (*_asked_values(question), *_ago(question)),
             _told(question),
             stale,
+            named=((f[k - 1][3], f[k][3]) for f, at in zip(found, named) for k in at),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -515,31 +531,33 @@ class ContextWords(frozenset[str]):
             self.told | other.told,
             self.stale | {doc + shift for doc in other.stale},
             self.turns | {s.doc + shift for s in other.sentences},
+            self.named | other.named,
         )
 
 
 _STALE = re.compile(
     r"\barchived\s+(?:page|version|copy|notice|post|article)\b|\bout[\s-]of[\s-]date\b"
     r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b"
-    r"|^\W*(?:deprecated|legacy|obsolete)\b"
+    r"|^\W*(?:deprecated|legacy|obsolete|discontinued)\b"
     r"|\bthis\s+(?:page|document|article|version)\s+is\s+(?:deprecated|obsolete)\b",
     re.IGNORECASE,
 )
 _BANNER = re.compile(
-    r"\bthis\s+(?:page|document|article|guide|reference)\b[^.]*\b(?:is|are|was)\s+(?:now\s+)?"
-    r"(?:deprecated|obsolete|no\s+longer\s+(?:maintained|supported))\b",
+    r"\bthis\s+(?:page|document|article|guide|reference|product|model|item|plan|offer)\b[^.]*"
+    r"\b(?:is|are|was|has\s+been)\s+(?:now\s+)?(?:deprecated|obsolete|discontinued"
+    r"|no\s+longer\s+(?:maintained|supported|available|sold|offered))\b",
     re.IGNORECASE,
 )
 """A first sentence saying its page is of something out of date ("this page describes API
-v1, which is deprecated")."""
+v1, which is deprecated", "this product is no longer available")."""
 
 
 def is_stale(text: str) -> bool:
     """Whether ``text`` marks itself out of date ("ARCHIVED PAGE (2022)", "may be out of
-    date", "superseded", a page opening "Deprecated:" or "Legacy", a first sentence saying
-    "this page describes API v1, which is deprecated"; not "the --foo flag is deprecated"
-    inside a current page): where a current page states the answer's value, such a page's
-    other value is history, not a source disagreeing (:func:`rivals`)."""
+    date", "superseded", a page opening "Deprecated:", "Legacy" or "Discontinued", a first
+    sentence saying "this page describes API v1, which is deprecated"; not "the --foo flag
+    is deprecated" inside a current page): where a current page states the answer's value,
+    such a page's other value is history, not a source disagreeing (:func:`rivals`)."""
     if _STALE.search(text):
         return True
     if not _BANNER.search(text):  # most texts: no sentence split to find the first
@@ -556,6 +574,37 @@ _TOLD = (
     ),
     re.compile(r"\b(?:family|group|party) of\s+([\w.]+)|\b([\w.]+)\s+of us\b", re.I),
 )
+
+
+def _stale_unless_asked(
+    stale: list[int],
+    page_of: list[int],
+    found: list[list[_Word]],
+    named: list[frozenset[int]],
+    question: str,
+) -> list[int]:
+    """``stale`` less the pages of what the question names and only out-of-date pages
+    name (a year, a name ending in a number: "the Aero 14 (2023)", "the 2023 policy"):
+    asked about, such a page is the source."""
+    asked_for = forms(question)
+    names = {f for *_, f in asked_for if _year(f)}
+    names |= _joined_names(asked_for, named_numbers(question, asked_for))
+    if not stale or not names:
+        return stale
+    held: dict[int, set[str]] = {}
+    for doc, (f, at) in enumerate(zip(found, named)):
+        held.setdefault(page_of[doc], set()).update({w for *_, w in f}, _joined_names(f, at))
+    old = {page_of[doc] for doc in stale}
+    current = set().union(*(w for page, w in held.items() if page not in old))
+    asked = {page for page in old if names & held[page] - current}
+    return [doc for doc in stale if page_of[doc] not in asked]
+
+
+def _asked_values(question: str) -> Iterator[Quantity]:
+    """The amounts ``question`` states, not the number of a name ("the Aero 14")."""
+    found = forms(question)
+    names = {found[k][0] for k in named_numbers(question, found)}
+    return (q for at, q in quantities(question) if at not in names)
 
 
 def _told(question: str) -> Iterator[str]:
@@ -640,8 +689,62 @@ def _content(text: str, *, values: bool = True) -> frozenset[str]:
 
 
 def subject_forms(text: str) -> frozenset[str]:
-    """What ``text`` asks about: its content words' forms, no number or unit (``city``)."""
-    return _content(text, values=False)
+    """What ``text`` asks about: its content words' forms, no number or unit (``city``)
+    but a name's ("14" of "the Aero 14")."""
+    found = forms(text)
+    return _with_names(_content(text, values=False), found, named_numbers(text, found))
+
+
+def _with_names(
+    subject: frozenset[str], found: Sequence[_Word], at: Iterable[int]
+) -> frozenset[str]:
+    """``subject`` with each name ending in a number at ``at`` of ``found`` as one word
+    ("aero 14", not "aero": the Aero 16's clauses are of another subject)."""
+    at = list(at)
+    return subject - {found[k - 1][3] for k in at} | _joined_names(found, at)
+
+
+def _joined_names(found: Sequence[_Word], indices: Iterable[int]) -> frozenset[str]:
+    """The form of each name ending in a number at ``indices`` of ``found``: "aero 14"."""
+    return frozenset(f"{found[k - 1][3]} {found[k][3]}" for k in indices)
+
+
+_MEASURES = _set("gb tb mb kb gbit mbit inch inches hz ghz mhz mah wh kwh w kw v mm")
+"""Units written after a number that :data:`UNITS` leaves out: "16 GB" is an amount."""
+
+
+def named_numbers(
+    text: str, found: Sequence[_Word], named: Collection[tuple[str, str]] | None = None
+) -> frozenset[int]:
+    """The indices in ``found`` (:func:`forms` of ``text``) of the numbers that end a name
+    ("14" of "the Aero 14", "2" of "Terminal 2"): a number written as it reads, one space
+    after a capitalised word (no small word, day, month, unit or number word) and before
+    no unit, and a number in brackets after one ("2023" of "the Aero 14 (2023)").
+    ``named``: the (name, number) pairs the context writes so, the only ones an answer's
+    number is read as part of a name for ("Take 2 tablets" is no name)."""
+    out: set[int] = set()
+    for k in range(1, len(found)):
+        start, stop, word, value = found[k]
+        before, end, previous, name = found[k - 1]
+        after = found[k + 1][3] if k + 1 < len(found) else ""
+        if k - 1 in out and text[end:start] == " (" and text[stop : stop + 1] == ")":
+            if is_number(value) and (named is None or (name, value) in named):
+                out.add(k)  # its edition: "the Aero 14 (2023)"
+            continue
+        if (
+            is_number(value)
+            and value == word
+            and text[end:start] == " "
+            and text[before].isupper()
+            and previous not in STOPWORDS | NUMBER_WORDS.keys()
+            and name
+            and not _is_value(name)
+            and name not in CALENDAR | _TIME_UNITS | _MEASURES
+            and not (after in UNITS.values() or after in _TIME_UNITS | _MEASURES)
+            and (named is None or (name, value) in named)
+        ):
+            out.add(k)
+    return frozenset(out)
 
 
 def _is_value(value: str) -> bool:
@@ -1199,7 +1302,9 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
+        names = named_numbers(part, found, context.named)  # "14" of "the Aero 14"
         subject = frozenset(f for f in content if not _is_value(f))
+        subject = _with_names(subject, found, names)
         words = [w for _, _, w, _ in found]
         lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
         reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
@@ -1253,7 +1358,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         units = {s_start + at: q.unit for at, q in quantities(part)}
         clashes = unit_clashes(part, context)
         for k, (start, end, _, value) in enumerate(found):
-            if not is_number(value) or value in worked or value in context.told:
+            if not is_number(value) or value in worked or value in context.told or k in names:
                 continue
             span = _listed_span(part, start, *_clause_span(part, start))
             overlap, best, closest = _closest_in(part, span, sentence, context)
@@ -1382,7 +1487,9 @@ def rivals(
         part = text[s_start:s_end]
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
+        names = named_numbers(part, found, context.named)  # "14" of "the Aero 14"
         subject = frozenset(f for f in content if not _is_value(f))
+        subject = _with_names(subject, found, names)
         if _EVERY_DAY.search(part):  # "open daily": when, not what (a stale "open daily")
             subject -= _TIME_UNITS
         if found and found[0][2] in _PRONOUNS:  # "They close at 21:00.": the galleries
@@ -1396,8 +1503,8 @@ def rivals(
         unslotted = _rivals_near(bare, context) if bare and bare != subject else []
         units = {at: q.unit for at, q in quantities(part)}
         earlier = bool(_PAST.search(part))  # it speaks of the time before a change
-        for start, end, _, value in found:
-            if not is_number(value):
+        for k, (start, end, _, value) in enumerate(found):
+            if not is_number(value) or k in names:
                 continue
             unit = units.get(start, "")
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
@@ -1878,7 +1985,7 @@ def _worked(
         asked
         and len(units) == 1
         and not units & {*_MONEY, "percent", result.unit}
-        and 0 < min(a, b) < max(a, b)
+        and 1 < min(a, b) < max(a, b)  # groups of one are no grouping
         and r == math.ceil(max(a, b) / min(a, b))
     ):
         return True
@@ -1979,11 +2086,12 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
         if q.unit and q.unit == x.unit and q.unit not in _SIGNS and x.value != q.value
     ]
     for a, b in split_sentences(text) or [(0, len(text))]:
-        own = {a + s: q for s, q in quantities(text[a:b])}
+        found = forms(text[a:b])
+        names = {a + found[k][0] for k in named_numbers(text[a:b], found, context.named)}
+        own = {a + s: q for s, q in quantities(text[a:b]) if a + s not in names}  # no Aero 14
         restated = {q.value for q in own.values() if q.value in context.forms}
         summed = _TOTAL.search(text[a:b]) is not None  # "90 euros in total": any two amounts
         weeks = weekly or _WEEK.search(text[a:b]) is not None
-        found = forms(text[a:b])
         for start, result in own.items():  # a stated number too: worked, it is not misread
             lacked.setdefault(result.value, []).append(start)
             if summed and any(
