@@ -237,8 +237,9 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
     stale = assess_answer(question, pages, "The rabies vaccine costs 35 euros.", KeywordScorer())
     assert stale.verdict == "uncertain" and stale.sentences[0].contested == ("35",)
     assert repr(stale).endswith("0 unsupported, contested: '35')")  # the reason, in its repr
+    assert stale.sentences[0].outdated == ("35",)  # only the old price list states it
     assert (verdict_text(stale) or "").startswith(
-        "Check this answer: the sources disagree on \u201c35\u201d (which one is current?)"
+        "Check this answer: \u201c35\u201d is from an out-of-date page"
     )
     alone = assess_answer(
         question, pages[:1], "The rabies vaccine costs 45 euros.", KeywordScorer()
@@ -246,6 +247,7 @@ def test_an_answer_the_sources_disagree_on_is_uncertain_and_says_so():
     assert alone.verdict == "supported" and alone.sentences[0].contested == ()
     again = type(stale).from_dict(stale.to_dict())
     assert again.sentences[0].contested == ("35",) and again.verdict == "uncertain"
+    assert again.sentences[0].outdated == ("35",)
 
 
 def test_a_fine_two_pages_state_differently_is_contested_either_way():

@@ -277,7 +277,7 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
     # review 17: a stale price did not hide an invented clause ("free towels")
     towels = verdict_text(report((), spans=[SimpleNamespace(text="free towels")], rivals=("65",)))
     assert towels == (
-        "Check this answer: the sources disagree on \u201c65\u201d (which one is current?); "
+        "Check this answer: the sources differ on \u201c65\u201d; "
         "the sources do not say \u201cfree towels\u201d"
     )
     # review 55: a two-sentence answer flagged with no word named; the sentence the

@@ -28,7 +28,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import CLOCK, ContextWords, rival_spans
+from camab_rag.groundedness.wordforms import CLOCK, ContextWords, outdated, rival_spans
 from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
@@ -46,7 +46,8 @@ DEFAULT_THRESHOLD = 0.49  # two-verdict rule of a surrogate report (benchmarks g
 class SentenceGroundedness:
     """One answer sentence's figures and verdict, read as the answer's; ``support_from``: the
     parts of the context its words come from; ``contested``: its numbers two sources state
-    differently (at most ``uncertain``); ``misread``: its ``unchecked_facts`` the context
+    differently (at most ``uncertain``), ``outdated`` those of them only out-of-date pages
+    state (the answer took history); ``misread``: its ``unchecked_facts`` the context
     states otherwise (another subject's number, an opposite), which never block.
     ``grounded`` is ``False`` only for ``unsupported`` (it passes the gate, as the report's
     ``grounded``); ``supported`` reads the verdict: ``None`` for ``uncertain``."""
@@ -68,6 +69,7 @@ class SentenceGroundedness:
     unchecked_facts: tuple[str, ...] | None = None
     contested: tuple[str, ...] | None = None
     misread: tuple[str, ...] = ()
+    outdated: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -91,7 +93,7 @@ class SentenceGroundedness:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
-        parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread")}
+        parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread", "outdated")}
         # without "grounded": the verdict says it, else (stored before the rename)
         # "supported" held the pass bit
         verdict = data.get("verdict")
@@ -412,6 +414,7 @@ def support_report(
                 unchecked_facts=facts,
                 contested=contested,
                 misread=misread_words(span.text, context_words or ()) if facts else (),
+                outdated=tuple(w for w in contested or () if outdated(w, context_words or ())),
             )
         )
     abstained = _abstained(support.response, sentences)

@@ -538,8 +538,9 @@ class ContextWords(frozenset[str]):
 _STALE = re.compile(
     r"\barchived\s+(?:page|version|copy|notice|post|article)\b|\bout[\s-]of[\s-]date\b"
     r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b"
-    r"|^\W*(?:deprecated|legacy|obsolete|discontinued)\b"
-    r"|\bthis\s+(?:page|document|article|version)\s+is\s+(?:deprecated|obsolete)\b",
+    r"|^\W*(?:deprecated|legacy|obsolete|discontinued|archived)\b"
+    r"|\bthis\s+(?:page|document|article|version)\s+(?:is|has\s+been)\s+(?:deprecated|obsolete"
+    r"|archived)\b",
     re.IGNORECASE,
 )
 _BANNER = re.compile(
@@ -1400,7 +1401,10 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             spans.append((found[0][0], found[0][1]))
         for k in (k for k in negators if k not in flips):  # flips were checked above
             near = _closest_in(part, _clause_span(part, found[k][0]), sentence, context)
-            if not any(c.negated for c in near[2]):
+            only = words[k + 1 : k + 2] == ["unless"] and any(  # "not unless": "only ... unless"
+                {"only", "unless"} <= c.forms for c in near[2]
+            )
+            if not only and not any(c.negated for c in near[2]):
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
@@ -1464,6 +1468,8 @@ _NOT = frozenset({"not", "never", "cannot", "t"})
 
 _VALUE_VERBS = frozenset(map(form, _set("cost costs charge charges run runs pay")))
 """Verbs that state an amount: a page saying "runs ... for 240" rivals one "costs 190"."""
+_UNIT_WORDS = _TIME_UNITS | _MEASURES | {"per"}
+"""The words of a bare amount ("25 days", "4 days per week"): no subject of their own."""
 
 
 def rival_spans(text: str, context: Collection[str], before: str = "") -> Spans:
@@ -1495,7 +1501,7 @@ def rivals(
         if found and found[0][2] in _PRONOUNS:  # "They close at 21:00.": the galleries
             subject |= previous
         previous = subject
-        value_only = not subject - _VALUE_VERBS
+        value_only = not subject - _VALUE_VERBS - _UNIT_WORDS  # "25 days.", "£60."
         if value_only:  # "£60.", "It costs £60.": the question's subject
             subject |= _asked_forms(context)  # "opened" for "When did it open?"
         whole = _rivals_near(subject, context)
@@ -1589,6 +1595,16 @@ def _page_words(context: ContextWords) -> tuple[frozenset[str], ...]:
             frozenset().union(*(c.forms for c in context.sentences if c.doc in context.stale)),
         )
     return tuple(context._memo["page words"])
+
+
+def outdated(word: str, context: Collection[str]) -> bool:
+    """Whether only out-of-date pages state ``word`` of an answer (a number or name as
+    written: "22" of "22 days"; every form of it): a value taken from history."""
+    if not isinstance(context, ContextWords) or not context.stale:
+        return False
+    found = {f for *_, f in forms(word) if f and f not in STOPWORDS}
+    _, current, old = _page_words(context)
+    return bool(found) and found <= old and not found & current
 
 
 def _identifier(text: str, start: int, end: int) -> tuple[int, int]:
@@ -1873,8 +1889,8 @@ def _piece(part: str, at: int, span: tuple[int, int]) -> frozenset[str] | None:
     lesson costs 60 euros" of "..., lunch included"), when it is narrower and names two."""
     c, d = _comma_span(part, at)
     a, b = max(span[0], c), min(span[1], d)
-    words = _content(part[a:b], values=False)
-    return words if (a, b) != span and len(words) > 1 else None
+    words = _content(part[a:b], values=False)  # two besides "days per week"
+    return words if (a, b) != span and len(words - _UNIT_WORDS) > 1 else None
 
 
 def _piece_holds(
@@ -1991,8 +2007,12 @@ def _worked(
         return True
     if asked and stated.unit == other.unit and not units & _SIGNS:
         return result.unit not in _MONEY and r == abs(a - b)  # "three extra" of eight, five in
-    if other.unit == "percent" and stated.unit != "percent":
-        return _same_unit(stated.unit, result.unit) and r in (a * b / 100, a * (100 - b) / 100)
+    if other.unit == "percent" and stated.unit != "percent":  # 100% of it is no working
+        return (
+            0 < b < 100
+            and _same_unit(stated.unit, result.unit)
+            and r in (a * b / 100, a * (100 - b) / 100)
+        )
     if (
         stated.per
         and _same_unit(stated.unit, result.unit)

@@ -150,15 +150,20 @@ def _quoted(words: Iterable[str]) -> str:
     return ", ".join(f"\u201c{w}\u201d" for w in words)
 
 
-def _doubts(report: Any, rivals: list[str]) -> list[str]:
-    """What an ``uncertain`` answer should be checked for: values the sources disagree on,
-    facts they never state or state otherwise, else the words the model found unexplained."""
+def _doubts(report: Any, rivals: list[str], old: list[str]) -> list[str]:
+    """What an ``uncertain`` answer should be checked for: values taken from an out-of-date
+    page (``old``), values the sources differ on, facts they never state or state otherwise,
+    else the words the model found unexplained."""
     facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     absent = [w for w in facts if w not in misread]
     reply = bool(misread) and not _not_replies(misread)  # a bare "Yes." the sources deny
     misread = _clock_whole(_not_replies(misread), report)
     spans = [w for s in getattr(report, "unsupported_spans", None) or [] if (w := _trimmed(s.text))]
-    doubts = [f"the sources disagree on {_quoted(rivals)} (which one is current?)"] * bool(rivals)
+    rivals = [w for w in rivals if w not in old]
+    doubts = [f"{_quoted(old)} {'is' if len(old) == 1 else 'are'} from an out-of-date page"] * bool(
+        old
+    )
+    doubts += [f"the sources differ on {_quoted(rivals)}"] * bool(rivals)
     doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
     doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
     doubts += ["the sources say the opposite"] * reply
@@ -218,9 +223,10 @@ def verdict_text(report: Any) -> str | None:
         return None
     sentences = getattr(report, "sentences", []) or []
     rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
+    old = list(dict.fromkeys(w for s in sentences for w in getattr(s, "outdated", ()) or ()))
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
-    elif name == "uncertain" and (doubts := _doubts(report, rivals)):
+    elif name == "uncertain" and (doubts := _doubts(report, rivals, old)):
         line = "Check this answer: " + "; ".join(doubts)
     else:
         line = _VERDICT_WORDS[name]
