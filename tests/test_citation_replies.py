@@ -110,6 +110,21 @@ def test_a_clock_time_is_quoted_whole_in_the_notice():
     )
 
 
+def test_a_decimal_is_quoted_whole_in_the_notice():
+    """Review 2 (session 67): "a 1.7-liter battery" read "1", "7" in the notice."""
+
+    class Sentence:
+        text = "It has a 1.7-liter battery and weighs 9 kg."
+
+    class Report:
+        verdict, misread, unchecked_facts = "uncertain", ("1", "7", "9"), ()
+        sentences = (Sentence(),)
+
+    assert verdict_text(Report()) == (
+        "Check this answer: the sources say something else about \u201c1.7\u201d, \u201c9\u201d"
+    )
+
+
 def test_the_passage_a_reply_answers_has_no_empty_bar():
     """Two reviews (session 65): "[        ] holds the answer" read as no support at all."""
     shown = cite(_reply("Is the museum open on Tuesdays?", "No."), DOCS).to_terminal(color=False)

@@ -174,15 +174,20 @@ def _doubts(report: Any, rivals: list[str], old: list[str]) -> list[str]:
     return doubts
 
 
+_DECIMAL = re.compile(r"(?<![\d.,])\d+[.,]\d+(?![\d.,]*\d)")
+
+
 def _clock_whole(found: list[str], report: Any) -> list[str]:
-    """``found`` with each clock time of the answer whose hour it holds named whole ("8:30",
-    not the "8", "30" the checks read apart)."""
+    """``found`` with each clock time or decimal of the answer whose first part it holds
+    named whole ("8:30", "1.7", not the "8", "30" or "1", "7" the checks read apart)."""
     said = " ".join(str(getattr(s, "text", "")) for s in getattr(report, "sentences", None) or [])
-    clocks = [c for c in clock_times(said) if c.split(":")[0] in found]
+    wholes = [(c, c.split(":")) for c in clock_times(said)]
+    wholes += [(d, re.split(r"[.,]", d)) for d in _DECIMAL.findall(said)]
+    wholes = [(shown, parts) for shown, parts in wholes if parts[0] in found]
     out: list[str] = []
     for word in found:
-        out += [c for c in clocks if c.split(":")[0] == word]
-        if not any(word in c.split(":") for c in clocks):
+        out += [shown for shown, parts in wholes if parts[0] == word]
+        if not any(word in parts for _, parts in wholes):
             out.append(word)
     return list(dict.fromkeys(out))
 

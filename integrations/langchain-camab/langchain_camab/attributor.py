@@ -50,6 +50,10 @@ class StepCall:
         return result
 
 
+_QUESTION_NAMES = ("question", "query", "input")
+"""The names a prompt template asks the user's question by."""
+
+
 class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
     """Attribute an answer to its documents as a chain step (or LangGraph node): the
     input dict (question, documents, answer; the prompt under ``"prompt"`` or rebuilt
@@ -191,7 +195,7 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         run_id = str(run_manager.run_id) if run_manager is not None else None
         try:
             chain_call, raw_prompt = self._read(input)
-            given = self._prompt_for(input, chain_call.documents, raw_prompt)
+            given = self._prompt_for(input, chain_call, raw_prompt)
         except Exception as error:
             if self.runs.strict:
                 raise
@@ -210,14 +214,19 @@ class CamabAttributor(Kept, RunnableGenerator[Any, Any]):
         return call
 
     def _prompt_for(
-        self, input: Mapping[str, Any], documents: Any, prompt: object
+        self, input: Mapping[str, Any], call: ChainCall, prompt: object
     ) -> Prompt | None:
+        """The prompt the chain sent: the input's, else ``prompt=`` filled from the input, its
+        question under whichever name the template asks it by ("{question}" beside
+        create_retrieval_chain's "input")."""
         if prompt is not None:
             return to_prompt(prompt)
         if self.prompt is None:
             return None
-        texts = [d.page_content if isinstance(d, Document) else str(d) for d in documents]
-        values = {**input, self.context_key: "\n\n".join(texts)}
+        texts = [d.page_content if isinstance(d, Document) else str(d) for d in call.documents]
+        asked = {*self.question_keys, *_QUESTION_NAMES} - set(input)
+        named = {name: call.question for name in self.prompt.input_variables if name in asked}
+        values = {**named, **input, self.context_key: "\n\n".join(texts)}
         try:
             return to_prompt(self.prompt.invoke(values))
         except KeyError as error:

@@ -124,10 +124,20 @@ def test_a_failed_attribution_is_blocked_by_default_or_passes_as_configured() ->
     assert out["attribution"]["groundedness"]["grounded"] is None
 
 
+def test_a_prompt_asking_by_question_is_filled_from_the_inputs_question() -> None:
+    """Review 2 (session 67): a chain's own prompt says "{question}" where the step's input
+    (create_retrieval_chain's keys) holds it under "input": every answer was blocked."""
+    prompt = ChatPromptTemplate.from_messages([("human", "{context}\n\nQuestion: {question}")])
+    strict = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block(), prompt=prompt)
+    out = (_rag(AIMessage(GROUNDED)) | strict).invoke(QUESTION)
+    assert out["attribution"]["status"] == "ok"
+    assert out["answer"].content == GROUNDED and not out["attribution"]["groundedness"]["blocked"]
+
+
 def test_input_the_step_cannot_read_is_blocked_by_a_blocking_filter() -> None:
     """Review 11: a ``prompt=`` whose variables the input lacks (a ``KeyError`` while the
     step reads its input) let the answer through a ``mode="block"`` filter."""
-    prompt = ChatPromptTemplate.from_messages([("human", "{context}\n\nQuestion: {question}")])
+    prompt = ChatPromptTemplate.from_messages([("human", "{context}\n\n{topic}: {question}")])
     strict = CamabAttributor(KeywordScorer(), budget=6, groundedness=_block(), prompt=prompt)
     out = (_rag(AIMessage(GROUNDED)) | strict).invoke(QUESTION)
     assert out["attribution"]["status"] == "error" and "needs others" in out["attribution"]["error"]
