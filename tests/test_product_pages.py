@@ -105,3 +105,28 @@ def test_a_question_naming_the_discontinued_model_is_answered_by_its_page():
     assert rivals("No, the Aero 14 (2023) is discontinued.", asked) == []
     # the same page stays out of date where the question names no model of its own
     assert ContextWords.of(SHOP, "How much is the Aero 14?").stale == {1}
+
+
+RETURNS = (
+    "Returns and warranty. You can return any laptop within 30 days of delivery if it is "
+    "unused. Refunds are paid within 14 days of receiving the return. All laptops come with "
+    "a 2-year warranty."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        # the returns clause's 30 days, in an answer about the warranty the question asks
+        ("The warranty on laptops is 30 days after delivery.", ["30"]),
+        ("All laptops come with a 30-day warranty.", ["30"]),
+        ("All laptops come with a 2-year warranty.", []),
+        ("The warranty on laptops lasts two years.", []),
+    ],
+)
+def test_a_value_of_a_clause_lacking_the_questions_words_is_misread(answer, misread):
+    context = ContextWords.of([RETURNS, AERO_14], "How long is the warranty on laptops?")
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+    # asked about returns, the same 30 days is the returns clause's
+    returns = ContextWords.of([RETURNS, AERO_14], "How long do I have to return a laptop?")
+    assert misread_spans("You can return a laptop within 30 days of delivery.", returns) == []

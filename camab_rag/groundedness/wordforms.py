@@ -538,7 +538,7 @@ class ContextWords(frozenset[str]):
 _STALE = re.compile(
     r"\barchived\s+(?:page|version|copy|notice|post|article)\b|\bout[\s-]of[\s-]date\b"
     r"|\boutdated\b|\bsuperseded\b|\bno\s+longer\s+(?:valid|current|accurate|applies)\b"
-    r"|^\W*(?:deprecated|legacy|obsolete|discontinued|archived)\b"
+    r"|^\W*(?:deprecated|legacy|obsolete|discontinued)\b|^\W*archived\s*[\]):\u2013\u2014-]"
     r"|\bthis\s+(?:page|document|article|version)\s+(?:is|has\s+been)\s+(?:deprecated|obsolete"
     r"|archived)\b",
     re.IGNORECASE,
@@ -1383,7 +1383,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 and not _piece_holds(part, start, span, value, context)
                 and not _held_where_asked(value, closest, context)
                 and not _held_now(value, subject, closest, context)
-            ):
+            ) or _asked_elsewhere(value, unit, _local(part, start, span), context):
                 spans.append((s_start + start, s_start + end))
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
@@ -1408,6 +1408,35 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+def _local(part: str, at: int, span: tuple[int, int]) -> frozenset[str]:
+    """The subject forms of the comma piece of ``part`` holding ``at`` inside ``span`` ("the
+    three extra ones are €15 each", not the session the sentence names before it)."""
+    c, d = _comma_span(part, at)
+    return _content(part[max(span[0], c) : min(span[1], d)], values=False)
+
+
+def _asked_elsewhere(value: str, unit: str, subject: frozenset[str], context: ContextWords) -> bool:
+    """Whether the answer took ``value`` from clauses lacking a word its piece (``subject``)
+    shares with the question ("The warranty on laptops is 30 days" of "return any laptop
+    within 30 days") while a current clause holding all those words states another amount
+    of its kind ("a 2-year warranty"): the number of another subject, not a rewording."""
+    echo = subject & context.asked - CALENDAR - _UNIT_WORDS - _VALUE_VERBS
+    stating = [c for c in context.sentences if c.states(value, unit) and subject & c.forms]
+    if not echo or not stating or any(echo <= c.forms for c in stating):
+        return False
+    kind = _kind(unit)
+
+    def another(clause: Sentence) -> bool:  # an amount of the value's kind, not the value
+        return any(
+            v != value and _year(v) == _year(value) and _kind(u) == kind for v, u in clause.amounts
+        )
+
+    return any(
+        echo <= c.forms and c.doc not in context.stale and not c.states(value, unit) and another(c)
+        for c in context.sentences
+    )
 
 
 def _held_now(
