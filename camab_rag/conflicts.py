@@ -17,11 +17,15 @@ from camab_rag.groundedness.wordforms import (
     SAME_FORM,
     UNITS,
     ContextWords,
+    bare_amount,
     clock_time,
+    closest_texts,
     derived_values,
     form_set,
     forms,
     misread_spans,
+    name_number_starts,
+    numbered_names,
     rivals,
     subject_forms,
 )
@@ -223,14 +227,23 @@ def disputes(
         if own != backer and start <= conflict.start < end:
             a, b = next(((a, b) for a, b in sentences if a <= conflict.start < b), (0, 0))
             claims.append((own, a, b, conflict.start))
-    for a, b in sentences:
-        for word in _words(response[a:b]) if a < end and b > start else []:
-            if word.kind == "number" and start <= a + word.start < end:
-                claims += [(own, a, b, a + word.start) for own in range(len(texts))]
-    found: dict[int, list[str]] = {}
     question = result.asked or result.question  # a follow-up with the question before it
     pages = [s.doc_index for s in result.segments] if unit == "segment" else None
     every = ContextWords.of(texts, question, pages)  # a page's banner marks its segments
+    titles = [numbered_names(text) for text in texts]  # "line 14" of the Line 14 page
+    for a, b in sentences:
+        # a bare amount ("25 days.") is of what the question asks: the units it points at
+        bare = bare_amount(response[a:b])
+        units = sorted(closest_texts(response[a:b], every)) if bare else range(len(texts))
+        # "Line 14 runs every 15 minutes.": its 14 is a name, and Line 4's page is of another
+        named = numbered_names(response[a:b], every.named)
+        units = [u for u in units if not named or named & titles[u]]
+        skipped = {a + at for at in name_number_starts(response[a:b], every.named)}
+        for word in _words(response[a:b]) if a < end and b > start else []:
+            at = a + word.start
+            if word.kind == "number" and start <= at < end and at not in skipped:
+                claims += [(own, a, b, at) for own in units]
+    found: dict[int, list[str]] = {}
     worked = derived_values(response, every)
     known = [form_set([text]) for text in texts]
     asked = subject_forms(question)
@@ -294,7 +307,9 @@ def _opposing(
         if not any(ch.isdigit() for ch in sentence[slice(*span)])
     }
     out: dict[int, list[str]] = {}
-    for own, text in enumerate(texts) if wrong else []:
+    near = closest_texts(sentence, every) if wrong else frozenset()  # not any negated page
+    for own in sorted(near):
+        text = texts[own]
         alone = misread_spans(sentence, ContextWords.of([text], question))
         out.update({own: [sentence[a:b] for a, b in alone if (a, b) in wrong]})
     return {own: words for own, words in out.items() if words}

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from fakes import KeywordScorer
+from fakes import KeywordScorer, over_sentences
 
 from camab_rag.attributor import assess_answer
+from camab_rag.conflicts import disputes
 from camab_rag.groundedness.wordforms import ContextWords, derived_values, misread_spans, rivals
 from camab_rag.render.text import verdict_text
 
@@ -87,3 +89,45 @@ def test_an_archived_policys_value_says_it_is_out_of_date():
     )
     assert mixed.sentences[0].outdated == ()
     assert "out-of-date" not in (verdict_text(mixed) or "")
+
+
+def _disputes(question: str, answer: str) -> dict[int, list[str]]:
+    result = over_sentences(HANDBOOK, question, answer, lambda s: np.zeros(len(s)))
+    return disputes(result)
+
+
+def test_a_bare_amount_is_disputed_only_where_the_question_points():
+    # the contractors' "4 days per week" is no value in the place of the annual leave's days
+    question = "How many days of annual leave do I get per year?"
+    assert _disputes(question, "25 days.") == {}
+    assert _disputes(question, "22 days.") == {0: ["22"]}  # the current policy's 25
+
+
+def test_a_denied_yes_is_disputed_by_the_page_it_answers_not_every_negation():
+    question = "Am I eligible for parental leave from my first day?"
+    answer = "Yes, all employees are eligible for paid parental leave from their first day."
+    handbook = [
+        *HANDBOOK,
+        "Parental leave eligibility. Employees are not eligible for company-paid parental "
+        "leave until they have been employed for 12 months.",
+        "Public holidays. The offices are closed from 24 December to 1 January; these closure "
+        "days do not count against annual leave.",
+    ]
+    result = over_sentences(handbook, question, answer, lambda s: np.zeros(len(s)))
+    # the contractors' "not eligible" and the closure days' "do not count" are of others
+    assert disputes(result) == {6: ["Yes"]}
+
+
+def test_a_follow_ups_bare_amount_is_not_read_against_the_earlier_question():
+    """Review 1 (session 67), case 31: "Also 2 days per week." to "And for contractors?"
+    (contractors: 4) passed once a bare amount took the question's words: the earlier
+    question itself was the closest "clause", and it states no number."""
+    history = [
+        {"role": "user", "content": "How many days per week can employees work remotely?"},
+        {"role": "assistant", "content": "Up to 2 days per week."},
+    ]
+    answer = "Also 2 days per week."
+    report = assess_answer(
+        "And for contractors?", HANDBOOK, answer, KeywordScorer(), history=history
+    )
+    assert report.sentences[0].contested == ("2",)

@@ -3,10 +3,14 @@ that end in a number ("the Aero 14"), and a discontinued model's page beside its
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from fakes import over_sentences
 
+from camab_rag.conflicts import disputes
 from camab_rag.groundedness.wordforms import (
     ContextWords,
+    answered_clauses,
     derived_values,
     forms,
     is_stale,
@@ -130,3 +134,67 @@ def test_a_value_of_a_clause_lacking_the_questions_words_is_misread(answer, misr
     # asked about returns, the same 30 days is the returns clause's
     returns = ContextWords.of([RETURNS, AERO_14], "How long do I have to return a laptop?")
     assert misread_spans("You can return a laptop within 30 days of delivery.", returns) == []
+
+
+def test_a_bare_reply_is_read_on_the_page_of_the_model_asked():
+    # "Ethernet" is a rarer word than "Aero 14", but the question names the Aero 14
+    nova = "Nova 15. Ports: 1x USB-C, 3x USB-A, HDMI, Ethernet (RJ45). Price: 999 EUR."
+    docs = [AERO_14, AERO_16, nova]
+    aero = answered_clauses(ContextWords.of(docs, "Does the Aero 14 have an Ethernet port?"))
+    assert {c.doc for c in aero} == {0} and all("hdmi" in c.own for c in aero)
+    asked = answered_clauses(ContextWords.of(docs, "Does the Nova 15 have an Ethernet port?"))
+    assert {c.doc for c in asked} == {2}
+
+
+LINES = [  # review 3's transit pages (session 67)
+    "Line 4 (bus): Central Station - Harbour Square. On weekdays Line 4 runs every 4 "
+    "minutes during peak hours (7:00-9:00 and 16:00-18:30) and every 10 minutes at other "
+    "times. First departure from Central Station: 05:10. Last departure from Central "
+    "Station: 23:40. On Sundays and public holidays Line 4 runs every 20 minutes; the "
+    "first departure is at 07:00 and the last departure is at 22:50.",
+    "Line 14 (bus): Central Station - Airport (Terminal 1, Terminal 2). Line 14 runs "
+    "every 15 minutes, every day. First departure from Central Station: 04:50. Last "
+    "departure from Central Station: 00:15. On Sundays Line 14 runs every 30 minutes. "
+    "Since 1 March 2025 Line 14 replaces the former Line 41.",
+    "Discontinued: Line 41 (Airport Express). This line no longer runs since 1 March "
+    "2025; replaced by Line 14. Line 41 ran from Central Station to the Airport every 20 "
+    "minutes; the last departure was at 22:30. A single ticket on Line 41 cost 6 EUR.",
+    "Tram 2: Old Town - University. Tram 2 runs every 8 minutes on weekdays and every 12 "
+    "minutes at weekends. First departure from Old Town: 05:30. Last departure from Old "
+    "Town: 01:00. Bicycles are not allowed on Tram 2. All trams are step-free.",
+]
+
+
+def _line_disputes(question: str, answer: str) -> dict[int, list[str]]:
+    return disputes(over_sentences(LINES, question, answer, lambda s: np.zeros(len(s))))
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # review 3 (session 67): Line 4's page "disagreed on “14”, “15”" of a right answer
+        ("How often does Line 14 run?", "Line 14 runs every 15 minutes."),
+        # another line's stop in the same slot is no rival name
+        (
+            "When is the last departure of Line 14?",
+            "The last departure of Line 14 from Central Station is at 00:15.",
+        ),
+        ("When does Tram 2 start in the morning?", "The first Tram 2 leaves Old Town at 05:30."),
+        # "no longer" says what the discontinued page says of itself
+        (
+            "Does Line 41 still run to the airport?",
+            "No, Line 41 no longer runs since 1 March 2025; take Line 14 instead.",
+        ),
+    ],
+)
+def test_another_lines_page_disputes_nothing(question, answer):
+    assert rivals(answer, ContextWords.of(LINES, question)) == []
+    assert _line_disputes(question, answer) == {}
+
+
+def test_a_line_answer_is_still_misread_by_its_own_page():
+    question = "How often does Line 4 run at peak hours?"
+    answer = "Line 4 runs every 8 minutes at peak hours."
+    assert [answer[a:b] for a, b in misread_spans(answer, ContextWords.of(LINES, question))] == [
+        "8"
+    ]

@@ -834,6 +834,9 @@ def _answered(context: ContextWords) -> list[Sentence]:
     # a word few pages hold tells the page asked about ("Central" more than "gym", "Sunday")
     # exactly rounded sums (math.fsum): a set's order must not break a tie between pages
     pages = {d: math.fsum(1 / spread[w] for w in words) for d, words in held.items()}
+    titled = {w for w in asked if " " in w}  # "aero 14": the pages naming the model asked
+    if named := {d for d, words in held.items() if titled & words}:
+        pages = {d: n if d in named else 0.0 for d, n in pages.items()}
     said = [{w for w in subject if holds(w, c.forms)} for c in context.sentences]
     times = Counter((c.doc, w) for c, own in zip(context.sentences, said) for w in own)
     rank = [  # a word the page says once tells its clause ("does not offer printing")
@@ -1501,6 +1504,35 @@ _UNIT_WORDS = _TIME_UNITS | _MEASURES | {"per"}
 """The words of a bare amount ("25 days", "4 days per week"): no subject of their own."""
 
 
+def numbered_names(text: str, named: Collection[tuple[str, str]] | None = None) -> frozenset[str]:
+    """The names ending in a number ``text`` writes ("line 14" of "Line 14 runs ..."; with
+    ``named``, only those the context writes so)."""
+    found = forms(text)
+    return _joined_names(found, named_numbers(text, found, named))
+
+
+def name_number_starts(text: str, named: Collection[tuple[str, str]]) -> frozenset[int]:
+    """Where the numbers of the names :func:`numbered_names` reads in ``text`` start."""
+    found = forms(text)
+    return frozenset(found[k][0] for k in named_numbers(text, found, named))
+
+
+def closest_texts(text: str, context: ContextWords) -> frozenset[int]:
+    """The texts of ``context`` holding the clauses closest to ``text``'s subject words
+    with the question's: those a misreading of ``text`` is read against."""
+    subject = subject_forms(text) | context.asked
+    near = frozenset(c.doc for c in _closest(subject, context)[2]) if subject else frozenset()
+    if _REPLY.match(text) or words(text)[:1] in (["yes"], ["no"]):  # and the clauses it answers
+        near |= {c.doc for c in answered_clauses(context)}
+    return near
+
+
+def bare_amount(text: str) -> bool:
+    """Whether ``text`` states amounts and no subject of its own ("25 days.", "Up to 4 days
+    per week.", "It costs £60."): the question names what they are of."""
+    return not subject_forms(text) - _VALUE_VERBS - _UNIT_WORDS
+
+
 def rival_spans(text: str, context: Collection[str], before: str = "") -> Spans:
     """Spans of ``text``'s numbers (as written) that one source states while another, as
     close to the subject and the question, states another: the sources disagree (a stale
@@ -1579,6 +1611,11 @@ def rivals(
     return found_rivals
 
 
+_ENDED = _set("longer anymore discontinued replaced withdrawn")
+"""Words saying something ended ("Line 41 no longer runs"): what an out-of-date page says
+of itself, not a value taken from it."""
+
+
 def _stale_word_rivals(
     part: str,
     s_start: int,
@@ -1601,7 +1638,7 @@ def _stale_word_rivals(
         (start, end)
         for start, end, word, value in found
         if value in (then | renamed) - now - context.asked
-        and word not in STOPWORDS
+        and word not in STOPWORDS | _ENDED
         and not is_number(value)
     ]
     if not only:
@@ -1747,6 +1784,8 @@ def _name_rivals(
         frame_words = (subject | context.asked | names) - forms_of - _VALUE_VERBS
         holding = [c for c in context.sentences if forms_of <= c.own]
         holders = {c.doc for c in holding}
+        asked = max((_asked_by(context, c.doc) for c in holding), default=0)
+        holding = [c for c in holding if _asked_by(context, c.doc) == asked]  # Line 14's page
         frames = [(held, (held.own - forms_of) & frame_words) for held in holding]
         most = max((len(frame) for _, frame in frames), default=0)
         past = context.stale if holders - context.stale else frozenset()
@@ -1808,11 +1847,14 @@ def _slot_names(part: str, found: Sequence[_Word], asked: frozenset[str]) -> fro
 
 def _rivals_near(subject: frozenset[str], context: ContextWords) -> list[Sentence]:
     """The clauses closest to ``subject`` by its words other than value verbs, of those the
-    ones stating most of them outside a span of times (none when no clause shares one)."""
-    overlap, best, _ = _closest(subject - _VALUE_VERBS, context)
+    ones stating most of them outside a span of times (none when no clause shares one); the
+    chat's earlier turns are no source ("How many days per week can employees ...?")."""
+    overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
+    sources = [n for c, n in zip(context.sentences, overlap) if c.doc not in context.turns]
+    best = max(sources, default=_NONE)
     if best[1] == 0:
         return []
-    near = _near(best, overlap, context)
+    near = [c for c in _near(best, overlap, context) if c.doc not in context.turns]
     said = [  # closer than a span of times; "costs" is no closer than "runs ... for"
         len((subject - _VALUE_VERBS) & (c.own - c.spanned)) for c in near
     ]
@@ -1875,8 +1917,10 @@ def _held_where_asked(value: str, closest: Sequence[Sentence], context: ContextW
 
 
 def _asked_by(context: ContextWords, doc: int) -> int:
-    """How many of the question's subject forms text ``doc`` of ``context`` holds."""
-    return len(context.asked & _page_forms(context, doc))
+    """How many of the question's subject forms text ``doc`` of ``context`` holds, a name
+    ending in a number ("tram 2") outweighing all the others: the page of the line asked."""
+    held = context.asked & _page_forms(context, doc)
+    return len(held) + len(context.asked) * sum(" " in w for w in held)
 
 
 def _page_forms(context: ContextWords, doc: int) -> frozenset[str]:
