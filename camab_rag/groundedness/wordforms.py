@@ -603,8 +603,7 @@ def _stale_unless_asked(
 
 def _asked_values(question: str) -> Iterator[Quantity]:
     """The amounts ``question`` states, not the number of a name ("the Aero 14")."""
-    found = forms(question)
-    names = {found[k][0] for k in named_numbers(question, found)}
+    names = name_number_starts(question)
     return (q for at, q in quantities(question) if at not in names)
 
 
@@ -1416,8 +1415,13 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
 def _local(part: str, at: int, span: tuple[int, int]) -> frozenset[str]:
     """The subject forms of the comma piece of ``part`` holding ``at`` inside ``span`` ("the
     three extra ones are €15 each", not the session the sentence names before it)."""
+    return _content(part[slice(*_comma_piece(part, at, span))], values=False)
+
+
+def _comma_piece(part: str, at: int, span: tuple[int, int]) -> tuple[int, int]:
+    """The bounds of the comma piece of ``part`` holding ``at``, inside ``span``."""
     c, d = _comma_span(part, at)
-    return _content(part[max(span[0], c) : min(span[1], d)], values=False)
+    return max(span[0], c), min(span[1], d)
 
 
 def _asked_elsewhere(value: str, unit: str, subject: frozenset[str], context: ContextWords) -> bool:
@@ -1511,7 +1515,9 @@ def numbered_names(text: str, named: Collection[tuple[str, str]] | None = None) 
     return _joined_names(found, named_numbers(text, found, named))
 
 
-def name_number_starts(text: str, named: Collection[tuple[str, str]]) -> frozenset[int]:
+def name_number_starts(
+    text: str, named: Collection[tuple[str, str]] | None = None
+) -> frozenset[int]:
     """Where the numbers of the names :func:`numbered_names` reads in ``text`` start."""
     found = forms(text)
     return frozenset(found[k][0] for k in named_numbers(text, found, named))
@@ -1960,8 +1966,7 @@ def _comma_span(part: str, at: int) -> tuple[int, int]:
 def _piece(part: str, at: int, span: tuple[int, int]) -> frozenset[str] | None:
     """The subject forms of the comma piece of ``part`` holding ``at`` inside ``span`` ("a
     lesson costs 60 euros" of "..., lunch included"), when it is narrower and names two."""
-    c, d = _comma_span(part, at)
-    a, b = max(span[0], c), min(span[1], d)
+    a, b = _comma_piece(part, at, span)
     words = _content(part[a:b], values=False)  # two besides "days per week"
     return words if (a, b) != span and len(words - _UNIT_WORDS) > 1 else None
 
@@ -2180,8 +2185,8 @@ def _derived(text: str, context: ContextWords) -> frozenset[str]:
     ]
     for a, b in split_sentences(text) or [(0, len(text))]:
         found = forms(text[a:b])
-        names = {a + found[k][0] for k in named_numbers(text[a:b], found, context.named)}
-        own = {a + s: q for s, q in quantities(text[a:b]) if a + s not in names}  # no Aero 14
+        names = {found[k][0] for k in named_numbers(text[a:b], found, context.named)}
+        own = {a + s: q for s, q in quantities(text[a:b]) if s not in names}  # no Aero 14
         restated = {q.value for q in own.values() if q.value in context.forms}
         summed = _TOTAL.search(text[a:b]) is not None  # "90 euros in total": any two amounts
         weeks = weekly or _WEEK.search(text[a:b]) is not None
