@@ -219,14 +219,14 @@ def disputes(
     end = len(response) if end is None else end
     texts = unit_texts(result, unit)
     sentences = split_sentences(response) or [(0, len(response))]
-    claims: list[tuple[int, int, int, int]] = []  # (unit, sentence start and end, word)
+    model: list[tuple[int, int]] = []  # (unit, word) the model's conflicts name
     for conflict in result.conflicts:
         own, backer = conflict.segment, conflict.backed_by
         if unit == "document":
             own, backer = result.segments[own].doc_index, result.segments[backer].doc_index
         if own != backer and start <= conflict.start < end:
-            a, b = next(((a, b) for a, b in sentences if a <= conflict.start < b), (0, 0))
-            claims.append((own, a, b, conflict.start))
+            model.append((own, conflict.start))
+    claims: list[tuple[int, int, int, int]] = []  # (unit, sentence start and end, word)
     question = result.asked or result.question  # a follow-up with the question before it
     pages = [s.doc_index for s in result.segments] if unit == "segment" else None
     every = ContextWords.of(texts, question, pages)  # a page's banner marks its segments
@@ -239,6 +239,11 @@ def disputes(
         named = numbered_names(response[a:b], every.named)
         units = [u for u in units if not named or named & titles[u]]
         skipped = {a + at for at in name_number_starts(response[a:b], every.named)}
+        claims += [  # the model's own, read as the words are
+            (own, a, b, at)
+            for own, at in model
+            if a <= at < b and at not in skipped and (not named or named & titles[own])
+        ]
         for word in _words(response[a:b]) if a < end and b > start else []:
             at = a + word.start
             if word.kind == "number" and start <= at < end and at not in skipped:
