@@ -3,11 +3,14 @@ that end in a number ("the Aero 14"), and a discontinued model's page beside its
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from fakes import over_sentences
 
 from camab_rag.conflicts import disputes
+from camab_rag.groundedness.anchors import followed_up
 from camab_rag.groundedness.wordforms import (
     ContextWords,
     answered_clauses,
@@ -17,8 +20,10 @@ from camab_rag.groundedness.wordforms import (
     misread_spans,
     named_numbers,
     rivals,
+    sentences_of,
     subject_forms,
 )
+from camab_rag.result import Conflict
 
 AERO_14 = (
     "Aero 14 (2025). 14-inch laptop, 2.8K display. Memory: 16 GB RAM. Storage: 512 GB SSD. "
@@ -192,9 +197,81 @@ def test_another_lines_page_disputes_nothing(question, answer):
     assert _line_disputes(question, answer) == {}
 
 
+def test_the_models_conflict_from_another_lines_page_disputes_nothing():
+    # review 3 #14 (session 67): the model's own conflict kept Line 4's page disputing
+    answer = "Line 14 runs every 15 minutes."
+    result = over_sentences(
+        LINES, "How often does Line 14 run?", answer, lambda s: np.zeros(len(s))
+    )
+    line_4, line_14 = (
+        next(k for k, s in enumerate(result.segments) if s.doc_index == d and "every" in s.text)
+        for d in (0, 1)
+    )
+    at = answer.index("15")
+    result = replace(result, conflicts=[Conflict("15", at, at + 2, line_4, line_14, -0.9, 1.2)])
+    assert disputes(result) == {}
+    assert line_4 not in disputes(result, unit="segment")
+
+
 def test_a_line_answer_is_still_misread_by_its_own_page():
     question = "How often does Line 4 run at peak hours?"
     answer = "Line 4 runs every 8 minutes at peak hours."
     assert [answer[a:b] for a, b in misread_spans(answer, ContextWords.of(LINES, question))] == [
         "8"
     ]
+
+
+LAST_4 = [
+    {"role": "user", "content": "When is the last departure of Line 4 from Central Station?"},
+    {"role": "assistant", "content": "The last Line 4 bus leaves Central Station at 23:40."},
+]
+WEEKDAYS_4 = [
+    {"role": "user", "content": "How often does Line 4 run on weekdays?"},
+    {"role": "assistant", "content": "Every 10 minutes outside peak hours."},
+]
+
+
+@pytest.mark.parametrize(
+    ("history", "follow_up", "answer", "misread", "disputed"),
+    [
+        # review 3 #27/#28 (session 67): "What about Line 14?" asks of Line 14, not of both
+        (LAST_4, "What about Line 14?", "At 00:15.", [], {}),
+        (LAST_4, "What about Line 14?", "At 23:40.", [], {1: ["23:40"]}),
+        # review 3 #26: "On Sundays ...; the last departure is at 22:50" is of Sundays
+        (LAST_4, "And on Sundays?", "On Sundays the last departure is at 22:50.", [], {}),
+        (LAST_4, "And on Sundays?", "On Sundays the last departure is at 23:40.", ["23", "40"], {}),
+        # review 3 #29: the weekdays asked before are not the days asked now
+        (WEEKDAYS_4, "And on Sundays?", "Every 10 minutes.", ["10"], {}),
+        (WEEKDAYS_4, "And on Sundays?", "Every 20 minutes.", [], {}),
+    ],
+)
+def test_a_follow_up_asks_of_its_own_line_and_days(history, follow_up, answer, misread, disputed):
+    asked = followed_up(follow_up, history, LINES)
+    read = misread_spans(answer, ContextWords.of(LINES, asked))
+    assert [answer[a:b] for a, b in read] == misread
+    result = over_sentences(LINES, follow_up, answer, lambda s: np.zeros(len(s)))
+    assert disputes(replace(result, asked=asked)) == disputed
+
+
+def test_an_opening_day_holds_for_the_sentences_later_clauses():
+    clauses = sentences_of(LINES[0])
+    last = next(c for c in clauses if "22" in c.own)
+    assert last.named_days == {"sunday"}
+    assert next(c for c in clauses if "23" in c.own).named_days == frozenset()
+    # a later clause naming its own days keeps them
+    shop = sentences_of("On Mondays the shop opens at 9:00; on Saturdays it opens at 10:00.")
+    assert [sorted(c.named_days) for c in shop] == [["monday"], ["saturday"]]
+
+
+def test_a_price_times_one_is_no_working_out():
+    # review 3 #7 (session 67): "a day pass" was a count of one day, and 2 EUR x 1 the
+    # single ticket's price "worked out", so the wrong price passed
+    fares = (
+        "Fares (zone A): A single ticket costs 2 EUR and is valid for 90 minutes on all "
+        "buses, trams and the S3. A day pass costs 7 EUR."
+    )
+    context = ContextWords.of([fares], "How much is a day pass?")
+    wrong = "A day pass costs 2 EUR."
+    assert derived_values(wrong, context) == frozenset()
+    assert [wrong[a:b] for a, b in misread_spans(wrong, context)] == ["2"]
+    assert misread_spans("A day pass costs 7 EUR.", context) == []

@@ -170,7 +170,7 @@ def test_attribute_and_judge_read_a_follow_up_with_its_history(smollm2_scorer):
     )
     assert judged.report.misread == ()
     # without history= the judge reads the question as the result holds it (session 65)
-    assert result.asked == "Is the recycling depot open on Saturdays? And on Sundays?"
+    assert result.asked == "Is the recycling depot open? And on Sundays?"
     alone = GroundednessFilter(mode="flag").judge(result, context=PAGES, scorer=smollm2_scorer)
     assert alone.report.misread == ()
     bare = replace(result, asked="")  # a result stored without it: another place's Sunday

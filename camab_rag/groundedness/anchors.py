@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 
 from camab_rag.errors import ScorerError
-from camab_rag.groundedness.wordforms import CALENDAR, STOPWORDS, ContextWords, subject_forms
+from camab_rag.groundedness.wordforms import (
+    CALENDAR,
+    STOPWORDS,
+    ContextWords,
+    numbered_names,
+    subject_forms,
+)
 from camab_rag.prompts import PromptBuilder, TemplatePromptBuilder
 from camab_rag.result import AttributionResult
 from camab_rag.rewards import ScorerOracle, finite_reward
@@ -111,19 +117,34 @@ def followed_up(
 ) -> str:
     """``question``, after the user's previous question when it follows that one up ("And
     on Sundays?": the recycling centre asked about before; no subject of its own but days),
-    with the place it named swapped for the one the follow-up asks about (:func:`_other`)."""
+    with the place it named swapped for the one the follow-up asks about (:func:`_other`)
+    and its days left out when the follow-up names others ("on weekdays", then "And on
+    Sundays?")."""
     earlier = [str(m.get("content", "")) for m in history or () if m.get("role") == "user"]
     own = subject_forms(question) - CALENDAR
     if earlier and (_FOLLOW_UP.match(question) or not own):
-        return f"{_other(earlier[-1], question, texts)} {question}"
+        before = _other(earlier[-1], question, texts)
+        before = _DAYS.sub("", before) if _DAYS.search(question) else before
+        return f"{before} {question}"
     return question
+
+
+_DAYS = re.compile(
+    r"\s*\b(?:(?:on|at|during|over)\s+)?(?:the\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)"
+    r"days?|week-?days?|week-?ends?|(?:public\s+)?holidays?)\b",
+    re.IGNORECASE,
+)
+"""The days a question names, with their preposition ("on weekdays", "at the weekend")."""
 
 
 def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
     """``earlier`` with its place swapped for the one ``question`` asks about: one it names
     that ``texts`` name too ("And at the Central gym?" or "And the Central one?" after "How
     much is the Harbour gym membership?"), or for "the other clinic" the one other place
-    ``texts`` name before "clinic"."""
+    ``texts`` name before "clinic"; a numbered name for another of its word, "What about
+    Line 14?" after a question on Line 4."""
+    if (renumbered := _renumbered(earlier, question)) != earlier:
+        return renumbered
     for name, noun in _NAMED.findall(question):  # "the Harbour one": a noun asked before
         name = _unled(name)
         for said in re.findall(r"[A-Za-z]+", earlier) if noun == "one" else [noun]:
@@ -140,6 +161,20 @@ def _other(earlier: str, question: str, texts: Sequence[str]) -> str:
     if len(before) != 1 or len(others) != 1:
         return earlier
     return _swapped(earlier, before.pop(), others.pop())
+
+
+def _renumbered(earlier: str, question: str) -> str:
+    """``earlier`` with the one name it numbers ("Line 4") swapped for the name ``question``
+    numbers with the same word ("Line 14")."""
+    before = numbered_names(earlier)
+    for name in sorted(numbered_names(question) - before):
+        word, number = name.rsplit(" ", 1)
+        same = [b for b in before if b.rsplit(" ", 1)[0] == word]
+        asked = re.search(rf"\b{re.escape(word)}\s+{number}\b", question, re.IGNORECASE)
+        if len(same) == 1 and asked and not word.isdigit():
+            old = rf"\b{re.escape(word)}\s+{same[0].rsplit(' ', 1)[1]}\b"
+            return re.sub(old, asked[0], earlier, flags=re.IGNORECASE)
+    return earlier
 
 
 def _swapped(text: str, name: str, other: str) -> str:

@@ -765,7 +765,7 @@ def _closest(
     days, asked = subject & CALENDAR, context.asked if asked is None else asked
     overlap = [  # a day named ("closed on Mondays") counts twice; one of a range or group once
         (
-            len(days & c.own) + len(days & c.named_days),
+            len(days & (c.own | c.named_days)) + len(days & c.named_days),
             len(subject & c.forms),
             len(subject & c.own),
             _asked_in(asked, c),
@@ -1061,6 +1061,10 @@ _EXCEPT_DAYS = re.compile(
 """An exception of days: "open daily[, except Mondays,] from 7:00"."""
 
 
+_LEAD_DAY = re.compile(rf"\s*(?:(?:on|every)\s+)?{_A_DAY}", re.IGNORECASE)
+"""A sentence opening with a day ("On Sundays and public holidays ...")."""
+
+
 def _clauses(sentence: str) -> list[str]:
     """``sentence``'s clauses (:data:`_CLAUSE`), a clause split again at "and a ..." when
     each side states a number ("a check-up now costs £60 and a crown now costs £950"), and
@@ -1101,6 +1105,10 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             if found[k][3] in named and found[k - 1][3] not in named
         )
         said: frozenset[str] = frozenset()
+        # "On Sundays ...; the last departure is at 22:50": an opening day holds for the
+        # sentence's later clauses naming none
+        lead = _LEAD_DAY.match(sentence) is not None
+        opening: frozenset[str] | None = None
         for part in filter(str.strip, _clauses(sentence)):  # "but cannot": one negates
             negates = bool(NEGATIONS.intersection(words(part)) or _NEGATED.search(part))
             # "open daily | except Mondays": the days excepted state the opposite
@@ -1114,6 +1122,11 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
             parts = (doc, derived, held - said, negates)
             amounts = frozenset((q.value, q.unit) for _, q in quantities(part))
             placed = frozenset(slot for slot in slots if slot[1] in said)
+            days = stated & CALENDAR
+            if opening is None:
+                opening = days if lead else frozenset()
+            elif not said & CALENDAR:
+                days = opening
             out.append(
                 Sentence(
                     held | head | derived,
@@ -1123,7 +1136,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
                     amounts,
                     named & said,
                     placed,
-                    stated & CALENDAR,
+                    days,
                     _every_day(part, unnamed - _group_days(own)) - held,
                     lacks=_lacks(part),
                     former=_former(part),
@@ -1308,6 +1321,8 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         names = named_numbers(part, found, context.named)  # "14" of "the Aero 14"
         subject = frozenset(f for f in content if not _is_value(f))
         subject = _with_names(subject, found, names)
+        if not subject - _VALUE_VERBS - _UNIT_WORDS:  # "Every 10 minutes." to "On Sundays?"
+            subject |= context.asked & CALENDAR
         words = [w for _, _, w, _ in found]
         lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
         reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
