@@ -25,6 +25,7 @@ from camab_rag.groundedness.wordforms import (
     forms,
     misread_spans,
     name_number_starts,
+    narrower_page,
     numbered_names,
     rivals,
     subject_forms,
@@ -257,6 +258,8 @@ def disputes(
         if stated_value(sentence, span, texts[own], question=question):
             value = next((f for s, e, _, f in forms(sentence) if s <= span[0] < e), "")
             if value in worked or _off_subject(value, own, known, asked):  # a sum
+                continue
+            if narrower_page(own, value, sentence, every):  # the Student card's limit
                 continue
             text = _shown(sentence, at - a)
             if text not in found.setdefault(own, []):

@@ -50,7 +50,7 @@ UNITS = _table(
 )
 ABBREVIATIONS = _table(
     "street: st; road: rd; avenue: ave; hour: hr hrs; allowed: permitted;"
-    "forbidden: prohibited banned"
+    "forbidden: prohibited banned; child: children"
 )
 DEGREE_SCALES = {"c": "celsius", "f": "fahrenheit"}
 PERIODS = _table("hour: hourly; day: daily; week: weekly; month: monthly; year: yearly annually")
@@ -107,6 +107,9 @@ OPPOSITES = _table(
 OPPOSITES.update({b: a for a, b in list(OPPOSITES.items())})
 """Opposite values of one subject: an answer's word (or Yes/No) the context opposes is misread."""
 _PRONOUNS = _set("it its they their this these he she his her")
+_SUBJECTLESS = re.compile(r"\W*(?:do\s+not|don['’]t|never)\b", re.IGNORECASE)
+"""An instruction opening a sentence ("Do not take more than 8 tablets in 24 hours."): of
+the subject of the sentence before it."""
 CLOCK = _set("am pm")
 _REPLY = re.compile(
     r"\s*(?:no|not\s+yet|(?:i['’]m\s+)?afraid\s+not|not\s+(?:on|at|in|for|before|after)\b"
@@ -451,6 +454,10 @@ class ContextWords(frozenset[str]):
     """The texts of the chat joined after the documents (``documents | conversation``)."""
     named: frozenset[tuple[str, str]]
     """The (name, number) pairs its texts write as one name (``("aero", "14")``)."""
+    variants: frozenset[str]
+    """The forms of names its texts write before the same noun as another name ("classic"
+    and "student" of "the Classic current account", "the Student account"): kinds of one
+    thing, not a brand."""
     _memo: dict[object, Any]
 
     def __new__(
@@ -465,9 +472,11 @@ class ContextWords(frozenset[str]):
         stale: Iterable[int] = (),
         turns: Iterable[int] = (),
         named: Iterable[tuple[str, str]] = (),
+        variants: Iterable[str] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.named = frozenset(named)
+        made.variants = frozenset(variants)
         made.told = frozenset(told)  # the asker's own numbers: held, never misread
         made.stale = frozenset(stale)
         made.turns = frozenset(turns)
@@ -516,6 +525,7 @@ class ContextWords(frozenset[str]):
             _told(question),
             stale,
             named=((f[k - 1][3], f[k][3]) for f, at in zip(found, named) for k in at),
+            variants=_variants(texts),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -532,6 +542,7 @@ class ContextWords(frozenset[str]):
             self.stale | {doc + shift for doc in other.stale},
             self.turns | {s.doc + shift for s in other.sentences},
             self.named | other.named,
+            self.variants | other.variants,
         )
 
 
@@ -661,6 +672,8 @@ class Sentence:
     says a place does not have."""
     former: frozenset[str] = frozenset()
     """The numbers a change leaves behind ("128" of "raised the default from 128 to 256")."""
+    bounds: frozenset[tuple[str, str, str]] = frozenset()
+    """Its limits: ``("most", "8", "tablet")`` of "Do not take more than 8 tablets"."""
 
     def states(self, value: str, unit: str = "") -> bool:
         """Whether the clause states ``value``, as an amount of ``unit``'s kind when it is a
@@ -1096,7 +1109,9 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
         found = forms(sentence)
         own = frozenset(f for _, _, _, f in found if f)
         first = found[0][2] if found else ""
-        head = previous if first in _PRONOUNS else frozenset()
+        # "They ..." and "Do not take more than 8 tablets.": the sentence before's subject
+        subjectless = first in _PRONOUNS or _SUBJECTLESS.match(sentence) is not None
+        head = previous if subjectless else frozenset()
         negated = any(w in NEGATIONS for _, _, w, _ in found) or bool(_NEGATED.search(sentence))
         named = _names(sentence, found[1:])
         slots = frozenset(
@@ -1140,6 +1155,7 @@ def sentences_of(text: str, doc: int = 0) -> list[Sentence]:
                     _every_day(part, unnamed - _group_days(own)) - held,
                     lacks=_lacks(part),
                     former=_former(part),
+                    bounds=frozenset(bound for _, bound in limits(part)),
                 )
             )
             head |= frozenset(f for f in held if not is_number(f))
@@ -1315,7 +1331,7 @@ def misread_spans(text: str, context: Collection[str]) -> Spans:
 def _find_misread(text: str, context: ContextWords) -> Spans:
     spans: Spans = []
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
-        part = text[s_start:s_end]
+        part = _unled(text[s_start:s_end])  # "The answer is: No." replies "No."
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         names = named_numbers(part, found, context.named)  # "14" of "the Aero 14"
@@ -1334,6 +1350,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 or (word == "t" and k and part[start - 1] in "'’")
             )
             and words[k + 1 : k + 2] != ["necessarily"]  # a hedge, not a negation
+            and not _LIMIT_AFTER.match(part, found[k][1])  # "no more than 8": a limit
             and not _CONDITION.search(part[:start])  # the reader's case, not a claim
         ]
         opposed = [k for k, item in enumerate(found) if item[3] in OPPOSITES]
@@ -1370,24 +1387,38 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             if any(_said_by((v, OPPOSITES[v]), answered) == {OPPOSITES[v]} for v in claimed):
                 spans.append((found[0][0], found[0][1]))
         sentence = _closest(subject, context)
-        if sentence[1][1] == 0 and words not in (["yes"], ["no"]):
+        bounds = {
+            at: decided
+            for at, _ in limits(part)
+            if (decided := _bound_held(part, at, subject, context)) is not None
+        }
+        if sentence[1][1] == 0 and words not in (["yes"], ["no"]) and not bounds:
             continue
         worked = derived_values(part, context)
         units = {s_start + at: q.unit for at, q in quantities(part)}
         clashes = unit_clashes(part, context)
+        limited = [c for _, clauses in bounds.values() for c in clauses]
         for k, (start, end, _, value) in enumerate(found):
-            if not is_number(value) or value in worked or value in context.told or k in names:
+            if not is_number(value) or value in context.told or k in names:
+                continue
+            stated = value in context.forms and start not in clashes
+            if start in bounds and stated:  # "no more than 8 tablets": such limits decide
+                spans += [] if bounds[start][0] else [(s_start + start, s_start + end)]
+                continue
+            if value in worked:
                 continue
             span = _listed_span(part, start, *_clause_span(part, start))
             overlap, best, closest = _closest_in(part, span, sentence, context)
-            if value not in context.forms or start in clashes:  # never stated (of this unit)
+            if not stated:  # never stated (of this unit)
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
+                continue
+            unit = units.get(s_start + start, "")
+            if any((value, unit) in c.amounts for c in limited):  # "in 24 hours" of that limit
                 continue
             held = max(
                 (n for s, n in zip(context.sentences, overlap) if value in s.forms), default=_NONE
             )
-            unit = units.get(s_start + start, "")
             rival = any(  # a number of the same kind ("16" no rival of "2026", "45 €" of "50%")
                 value not in s.forms
                 and any(_alike(f, value, unit, context) for f in s.forms - content - s.derived)
@@ -1425,6 +1456,155 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+_AT_MOST = re.compile(
+    r"\b(?:(?:no|not|never|n['’]t)\s+(?:\w+\s+){0,2}?(?:more|higher|longer)\s+than|up\s+to"
+    r"|at\s+most|(?:a\s+)?max(?:imum|\.)?(?:\s+of)?|not\s+(?:to\s+)?exceed(?:ing)?"
+    r"|(?:less|fewer)\s+than)\s+$",
+    re.IGNORECASE,
+)
+_AT_LEAST = re.compile(
+    r"\b(?:at\s+least|(?:a\s+)?min(?:imum|\.)?(?:\s+of)?|(?:more|longer)\s+than"
+    r"|(?:no|not)\s+(?:less|fewer)\s+than)\s+$",
+    re.IGNORECASE,
+)
+
+
+_LIMIT_AFTER = re.compile(
+    r"\s+(?:\w+\s+){0,2}?(?:(?:more|less|fewer|longer|higher)\s+than|(?:to\s+)?exceed)\b",
+    re.IGNORECASE,
+)
+"""What follows the "no" of a limit ("no more than", "must not take more than")."""
+
+
+_OR_BEYOND = re.compile(
+    r"[\d.,]*\s+(?:[a-z]+\s+)?(?:or|and)\s+(over|more|older|above|higher|under|less|younger|below"
+    r"|fewer)\b",
+    re.IGNORECASE,
+)
+"""A limit after its number ("21 or over", "6 years or younger")."""
+_ABOVE = frozenset({"over", "more", "older", "above", "higher"})
+
+
+def limits(text: str) -> list[tuple[int, tuple[str, str, str]]]:
+    """``(start, (side, value, unit))`` for each number of ``text`` a limit leads or follows
+    ("most" of "no more than 8 tablets", "Do not take more than 8", "up to 8"; "least" of
+    "at least 6 hours", "aged 21 or over"): two wordings of one limit read alike."""
+    out = []
+    for start, q in quantities(text):
+        before = text[max(0, start - 40) : start]
+        after = _OR_BEYOND.match(text, start)
+        side = "most" if _AT_MOST.search(before) else "least" if _AT_LEAST.search(before) else ""
+        side = side or (after and ("least" if after[1].lower() in _ABOVE else "most")) or ""
+        if side:
+            out.append((start, (side, q.value, q.unit)))
+    return out
+
+
+def _bound_held(
+    part: str, at: int, subject: frozenset[str], context: ContextWords
+) -> tuple[bool, list[Sentence]] | None:
+    """Whether the current clauses stating a limit of the side and unit of the answer's at
+    ``at`` ("no more than 8 tablets") and closest to ``subject`` and the question (by their
+    own words, then those they take from the sentence before) state its number, and those
+    clauses: they decide it, not a clause sharing more words with no such limit (the adults'
+    "take 1 or 2 tablets" beside "Do not take more than 8 tablets in 24 hours"); ``None``
+    where no clause states such a limit or the closest disagree."""
+    side, value, unit = next((b for s, b in limits(part) if s == at), ("", "", ""))
+    past = context.stale | context.turns
+    limited = [
+        c
+        for c in context.sentences
+        if c.doc not in past and any(b[0] == side and b[2] == unit for b in c.bounds)
+    ]
+    if not side or not limited:
+        return None
+    rank = [
+        (
+            len(subject & c.own),
+            len(context.asked & c.own),
+            len(subject & c.forms),
+            _asked_in(context.asked, c),
+        )
+        for c in limited
+    ]
+    best = [c for c, n in zip(limited, rank) if n == max(rank)]
+    said = {(side, value, unit) in c.bounds for c in best}
+    return (said.pop(), best) if len(said) == 1 else None
+
+
+_LEAD_IN = re.compile(r"\s*(?:the\s+(?:short\s+)?answer\s+is|answer)\s*:?\s+(?=\S)", re.IGNORECASE)
+"""A small model's lead-in ("The answer is: No."): no words of the claim."""
+
+
+def _unled(sentence: str) -> str:
+    """``sentence`` with a lead-in (:data:`_LEAD_IN`) blanked, its offsets kept."""
+    lead = _LEAD_IN.match(sentence)
+    return " " * lead.end() + sentence[lead.end() :] if lead else sentence
+
+
+_NAME_BEFORE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'-]*)\s+((?:[a-z][\w-]*\s+)?[a-z][\w-]*)")
+"""A capitalised word not opening a sentence and the one or two words after it."""
+
+
+def _variants(texts: Sequence[str]) -> frozenset[str]:
+    """:attr:`ContextWords.variants` of ``texts``."""
+    by_noun: dict[str, set[str]] = {}
+    for text in texts:
+        for name, after in _NAME_BEFORE.findall(text):
+            for noun in (w for w in after.lower().split() if w not in STOPWORDS):
+                by_noun.setdefault(form(noun), set()).add(form(name.lower()))
+    return frozenset(n for names in by_noun.values() if len(names) > 1 for n in names)
+
+
+def _narrower(
+    clause: Sentence,
+    near: Sequence[Sentence],
+    value: str,
+    unit: str,
+    subject: frozenset[str],
+    context: ContextWords,
+) -> bool:
+    """Whether ``clause`` names what neither the question nor the answer does ("the Student
+    debit card") while a clause stating ``value`` names nothing more: of a narrower
+    subject, it rivals no answer about the plain one."""
+    if not (clause.names - context.asked - subject) & context.variants:
+        return False
+    holding = [c for c in near if c.states(value, unit)]
+    return any(not c.names - context.asked - subject for c in holding)
+
+
+def narrower_page(doc: int, value: str, sentence: str, context: ContextWords) -> bool:
+    """Whether every clause of text ``doc`` stating a number on the subject of ``sentence``
+    and the question names what neither does (the Student card's limits), while a clause
+    of another text stating ``value`` names nothing more: that text disputes nothing of an
+    answer about the plain subject (:func:`_narrower`, read by page)."""
+    subject = subject_forms(sentence) | context.asked
+
+    def extra(c: Sentence) -> frozenset[str]:
+        return (c.names - subject) & context.variants
+
+    mine = [
+        c
+        for c in context.sentences
+        if c.doc == doc and subject & c.forms and any(map(is_number, c.own))
+    ]
+    holding = [c for c in context.sentences if c.doc != doc and value in c.own]
+    return bool(mine) and all(map(extra, mine)) and any(not extra(c) for c in holding)
+
+
+def _limit_rivals(
+    part: str, at: int, subject: frozenset[str], context: ContextWords
+) -> frozenset[int]:
+    """For a limit of the answer another text states ("up to 12 tablets" of an archived
+    leaflet's "Do not take more than 12 tablets") where the current clauses deciding such
+    limits (:func:`_bound_held`) state another: the texts of those clauses."""
+    bound = next((b for s, b in limits(part) if s == at), None)
+    decided = _bound_held(part, at, subject, context) if bound else None
+    if decided is None or decided[0] or not any(bound in c.bounds for c in context.sentences):
+        return frozenset()
+    return frozenset(c.doc for c in decided[1])
 
 
 def _local(part: str, at: int, span: tuple[int, int]) -> frozenset[str]:
@@ -1572,7 +1752,7 @@ def rivals(
     found_rivals: list[tuple[tuple[int, int], frozenset[int]]] = []
     previous = _content(before, values=False)
     for s_start, s_end in split_sentences(text) or [(0, len(text))]:
-        part = text[s_start:s_end]
+        part = _unled(text[s_start:s_end])  # "The answer is: No." replies "No."
         found = forms(part)
         content = {f for _, _, w, f in found if f and w not in STOPWORDS}
         names = named_numbers(part, found, context.named)  # "14" of "the Aero 14"
@@ -1595,6 +1775,9 @@ def rivals(
             if not is_number(value) or k in names:
                 continue
             unit = units.get(start, "")
+            if against := _limit_rivals(part, start, subject, context):  # "up to 12 tablets"
+                found_rivals.append((_written(text, s_start + start, s_start + end), against))
+                continue
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
             held = _holder_near(subject, value, unit, context) if value_only else []
             for near in (whole, _rivals_near(piece, context) if piece else [], unslotted, held):
@@ -1612,6 +1795,7 @@ def rivals(
                     and _asked_by(context, c.doc) >= asked  # a page of the question's subject
                     and not c.states(value, unit)
                     and any(map(is_number, c.own - content))
+                    and not _narrower(c, near, value, unit, subject, context)
                 )
                 if against:
                     found_rivals.append((_written(text, s_start + start, s_start + end), against))
@@ -1635,6 +1819,12 @@ def rivals(
 _ENDED = _set("longer anymore discontinued replaced withdrawn")
 """Words saying something ended ("Line 41 no longer runs"): what an out-of-date page says
 of itself, not a value taken from it."""
+
+
+def of_the_past(text: str) -> bool:
+    """Whether ``text`` speaks of an earlier state ("before 3.1 it was 128", "Line 41 no
+    longer runs"): an out-of-date page may be its source."""
+    return _PAST.search(text) is not None or bool(_ENDED & set(words(text)))
 
 
 def _stale_word_rivals(
@@ -1684,14 +1874,20 @@ def _page_words(context: ContextWords) -> tuple[frozenset[str], ...]:
     return tuple(context._memo["page words"])
 
 
-def outdated(word: str, context: Collection[str]) -> bool:
+def outdated(word: str, context: Collection[str], sentence: str = "") -> bool:
     """Whether only out-of-date pages state ``word`` of an answer (a number or name as
-    written: "22" of "22 days"; every form of it): a value taken from history."""
+    written: "22" of "22 days"; every form of it), or, as an amount of its unit in
+    ``sentence`` ("4 hours", where a current page's 4 is of tablets), only they state it
+    so: a value taken from history."""
     if not isinstance(context, ContextWords) or not context.stale:
         return False
     found = {f for *_, f in forms(word) if f and f not in STOPWORDS}
     _, current, old = _page_words(context)
-    return bool(found) and found <= old and not found & current
+    if bool(found) and found <= old and not found & current:
+        return True
+    amounts = {(q.value, q.unit) for _, q in quantities(sentence) if q.unit and q.value in found}
+    said = [c for c in context.sentences if amounts & c.amounts]
+    return bool(said) and all(c.doc in context.stale for c in said)
 
 
 def _identifier(text: str, start: int, end: int) -> tuple[int, int]:

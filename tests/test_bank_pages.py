@@ -1,0 +1,70 @@
+"""How the gate reads a bank's pages (fresh-user review, session 68): a product named
+narrower than the question ("the Student debit card") beside the plain one, and a limit
+written after its number ("aged 21 or over")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fakes import over_sentences
+
+from camab_rag.conflicts import disputes
+from camab_rag.groundedness.wordforms import ContextWords, limits, misread_spans, rivals
+
+CLASSIC = (
+    "Debit card limits for the Classic current account. You can withdraw up to 600 euros "
+    "per day at ATMs with your debit card. Card payments in shops and online are limited to "
+    "2,500 euros per day."
+)
+STUDENT = (
+    "The Student account is free of monthly fees for customers aged 18 to 26 who are "
+    "enrolled at a university. With the Student debit card you can withdraw up to 300 euros "
+    "per day at ATMs, and card payments are limited to 1,000 euros per day."
+)
+OVERDRAFT = (
+    "Overdraft rules. An arranged overdraft is available on the Classic current account to "
+    "customers aged 21 or over with a regular monthly income."
+)
+PAGES = [CLASSIC, STUDENT, OVERDRAFT]
+ATM = "How much can I withdraw at an ATM per day with my debit card?"
+
+
+def _read(
+    answer: str, question: str
+) -> tuple[list[str], list[tuple[str, list[int]]], dict[int, list[str]]]:
+    context = ContextWords.of(PAGES, question)
+    misread = [answer[a:b] for a, b in misread_spans(answer, context)]
+    rival = [(answer[a:b], sorted(docs)) for (a, b), docs in rivals(answer, context)]
+    result = over_sentences(PAGES, question, answer, lambda s: np.zeros(len(s)))
+    return misread, rival, disputes(result)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "600 euros.",
+        "You can withdraw no more than 600 euros per day at ATMs.",
+        "Card payments are capped at 2,500 euros a day.",
+    ],
+)
+def test_the_student_cards_limits_do_not_dispute_the_plain_cards(answer):
+    # review 5 c01, c02, c04: "the sources differ on “600”", the Student card's page disputing
+    assert _read(answer, ATM) == ([], [], {})
+
+
+def test_the_student_cards_limit_still_rivals_where_students_are_asked():
+    asked = "How much can students withdraw at an ATM per day?"
+    assert _read("Students can withdraw at most 300 euros per day.", asked) == ([], [], {})
+    misread, rival, disputed = _read("Students can withdraw up to 600 euros per day.", asked)
+    assert misread == ["600"] and rival == [("600", [1])] and disputed == {1: ["600"]}
+    assert _read("300 euros.", ATM)[1] == [("300", [0])]  # and the plain card's for a 300
+
+
+def test_a_limit_written_after_its_number_is_read():
+    assert [b for _, b in limits("customers aged 21 or over")] == [("least", "21", "")]
+    assert [b for _, b in limits("children aged 12 and over")] == [("least", "12", "")]
+    assert [b for _, b in limits("children 6 years or younger")] == [("most", "6", "year")]
+    # review 5 c26: "at least 18" (the Student account's age) passed unmarked
+    question = "How old do I have to be for an overdraft?"
+    assert _read("You must be at least 18.", question)[0] == ["18"]
+    assert _read("You must be at least 21.", question)[0] == []
