@@ -32,6 +32,7 @@ from camab_rag.groundedness.wordforms import (
     is_number,
     is_stale,
     misread_spans,
+    of_the_past,
     quantities,
 )
 from camab_rag.render.cited_answer import CitationRule as CitationRule
@@ -494,6 +495,24 @@ def choose_sources(
         for u, got in enumerate(held)
         if got and not worded[u] and any(worded[v] and got <= held[v] for v in range(len(held)))
     }
+    # an out-of-date unit holding no more of the sentence than a current one, unless the
+    # sentence speaks of the past ("4 tablets." cites the 2026 leaflet, not the 2023 one)
+    old = {u for u, alone in enumerate(read) if alone.stale}
+    amounts = {(q.value, q.unit) for _, q in quantities(sentence) if q.unit}  # "12 tablets"
+    exact = [{a for a in amounts if any(a in c.amounts for c in r.sentences)} for r in read]
+    outworded |= {
+        u
+        for u in old
+        if held[u]
+        and not of_the_past(sentence)
+        and any(
+            v not in old | set(excluded)
+            and held[u] <= held[v]
+            and exact[u] <= exact[v]
+            and worded[v] >= worded[u]
+            for v in range(len(held))
+        )
+    }
     covered: set[str] = set()
     chosen: list[int] = []
     valued = any(key != key.lower() or is_number(value) for key, value in found.items())
@@ -506,7 +525,11 @@ def choose_sources(
         if rule.top_k is not None and len(chosen) == rule.top_k:
             return chosen
     # the holders: units holding every number and name, of those sharing the most words
-    full = [u for u, got in enumerate(held) if valued and len(got) == len(keys) > len(common)]
+    full = [
+        u
+        for u, got in enumerate(held)
+        if valued and len(got) == len(keys) > len(common) and u not in outworded & old
+    ]
     holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
     floor = _holder_floor(unrelated)
     for unit in sorted(holding, key=lambda u: -values[u]):

@@ -4,12 +4,15 @@ written after its number ("aged 21 or over")."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from fakes import over_sentences
 
 from camab_rag.conflicts import disputes
 from camab_rag.groundedness.wordforms import ContextWords, limits, misread_spans, rivals
+from camab_rag.render.text import verdict_text
 
 CLASSIC = (
     "Debit card limits for the Classic current account. You can withdraw up to 600 euros "
@@ -68,3 +71,17 @@ def test_a_limit_written_after_its_number_is_read():
     question = "How old do I have to be for an overdraft?"
     assert _read("You must be at least 18.", question)[0] == ["18"]
     assert _read("You must be at least 21.", question)[0] == []
+
+
+def test_an_out_of_date_value_is_not_also_said_to_be_absent():
+    # review 5 c17: "“500” is from an out-of-date page; the sources do not state “500”"
+    report = SimpleNamespace(
+        verdict="uncertain",
+        unchecked_facts=("500",),
+        misread=(),
+        unsupported_spans=[],
+        sentences=[SimpleNamespace(text="Up to 500 euros.", outdated=("500",), contested=("500",))],
+        contested=("500",),
+        outdated=("500",),
+    )
+    assert verdict_text(report) == "Check this answer: \u201c500\u201d is from an out-of-date page"

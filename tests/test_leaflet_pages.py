@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from fakes import over_sentences
 
+from camab_rag import cite
 from camab_rag.conflicts import disputes
 from camab_rag.groundedness.anchors import followed_up
 from camab_rag.groundedness.wordforms import (
@@ -115,6 +116,32 @@ def test_saturdays_hours_are_not_the_weekdays():
     # review 4 c31 (a bare amount read with the day asked; session 68's earlier commit)
     assert _read("From 8:00 to 19:00.", "When is Greenleaf open on Saturdays?")[0] == ["8", "19"]
     assert _read("From 9:00 to 13:00.", "When is Greenleaf open on Saturdays?") == ([], [])
+
+
+def _cited(question: str, answer: str) -> tuple[list[int], list[int], list[bool]]:
+    """The documents (indices) the answer's sentence cites and those disputing it, and
+    which sources are out of date; the archived leaflet's "every 4 hours" scores highest."""
+    docs = [LEAFLET, ARCHIVED]
+
+    def scores(segments):
+        return np.array([1.0 if "every 4 hours" in s.text else 0.0 for s in segments])
+
+    shown = cite(over_sentences(docs, question, answer, scores), docs)
+    index = {s.number: s.doc_index for s in shown.sources}
+    (sentence,) = shown.sentences
+    stale = [s.stale for s in shown.sources]
+    return [index[n] for n in sentence.citations], [index[n] for n in sentence.disputed], stale
+
+
+def test_an_answer_the_current_leaflet_holds_cites_it_not_the_archived_one():
+    # review 4 c05: "4 tablets." cited only the 2023 leaflet ("holds the answer")
+    assert _cited(CHILD, "4 tablets.") == ([0], [], [False])
+    # the archived leaflet's own value still cites it, disputed by the current one
+    hours = "How many hours should I leave between Dolorex doses?"
+    assert _cited(hours, "4 hours.") == ([1], [0], [True, False])
+    # and so does a sentence on what the old leaflet said
+    past = "The 2023 leaflet said no more than 12 tablets; it was superseded."
+    assert _cited(MAXIMUM, past)[0] == [1]
 
 
 def test_a_value_only_the_archived_leaflet_states_of_its_unit_is_out_of_date():

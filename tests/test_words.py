@@ -280,6 +280,9 @@ def test_an_uncertain_answer_says_why_in_words() -> None:
         "Check this answer: the sources differ on \u201c65\u201d; "
         "the sources do not say \u201cfree towels\u201d"
     )
+    # review 68: a value the sources differ on is not also "something else about" it
+    twice = verdict_text(report(("4",), misread=("4",), rivals=("4",)))
+    assert twice == "Check this answer: the sources differ on \u201c4\u201d"
     # review 55: a two-sentence answer flagged with no word named; the sentence the
     # verdict doubts most is named (p_unsupported, else the lowest score), cut at 80
     first = SimpleNamespace(text="Bell was born in Edinburgh.", p_unsupported=0.2, score=0.9)

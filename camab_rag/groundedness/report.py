@@ -414,7 +414,9 @@ def support_report(
                 unchecked_facts=facts,
                 contested=contested,
                 misread=misread_words(span.text, context_words or ()) if facts else (),
-                outdated=tuple(w for w in contested or () if outdated(w, context_words or ())),
+                outdated=tuple(
+                    w for w in contested or () if outdated(w, context_words or (), span.text)
+                ),
             )
         )
     abstained = _abstained(support.response, sentences)
