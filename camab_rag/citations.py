@@ -500,19 +500,23 @@ def choose_sources(
     old = {u for u, alone in enumerate(read) if alone.stale}
     amounts = {(q.value, q.unit) for _, q in quantities(sentence) if q.unit}  # "12 tablets"
     exact = [{a for a in amounts if any(a in c.amounts for c in r.sentences)} for r in read]
-    outworded |= {
-        u
-        for u in old
-        if held[u]
-        and not of_the_past(sentence)
-        and any(
-            v not in old | set(excluded)
+    successors = {
+        u: [
+            v
+            for v in range(len(held))
+            if v not in old | set(excluded)
             and held[u] <= held[v]
             and exact[u] <= exact[v]
             and worded[v] >= worded[u]
-            for v in range(len(held))
-        )
+        ]
+        for u in old
+        if held[u] and not of_the_past(sentence)
     }
+    outworded |= {u for u, current in successors.items() if current}
+    # a current holder stands where the out-of-date one it replaces would have
+    lifted = values.copy()
+    for u, current in successors.items():
+        lifted[current] = np.maximum(lifted[current], values[u])
     covered: set[str] = set()
     chosen: list[int] = []
     valued = any(key != key.lower() or is_number(value) for key, value in found.items())
@@ -537,7 +541,7 @@ def choose_sources(
             break
         if rule.new_words and any(u in holding for u in chosen):
             break  # a cited unit holds them all already
-        if unit not in excluded and unit not in chosen and values[unit] >= floor:
+        if unit not in excluded and unit not in chosen and lifted[unit] >= floor:
             chosen.append(unit)
     return chosen
 

@@ -118,13 +118,15 @@ def test_saturdays_hours_are_not_the_weekdays():
     assert _read("From 9:00 to 13:00.", "When is Greenleaf open on Saturdays?") == ([], [])
 
 
-def _cited(question: str, answer: str) -> tuple[list[int], list[int], list[bool]]:
+def _cited(question: str, answer: str, top: float = 1.0) -> tuple[list[int], list[int], list[bool]]:
     """The documents (indices) the answer's sentence cites and those disputing it, and
-    which sources are out of date; the archived leaflet's "every 4 hours" scores highest."""
+    which sources are out of date; the archived leaflet's "every 4 hours" scores ``top``,
+    the current leaflet's sentences ``-top`` (a model that cannot tell them apart)."""
     docs = [LEAFLET, ARCHIVED]
 
     def scores(segments):
-        return np.array([1.0 if "every 4 hours" in s.text else 0.0 for s in segments])
+        own = [-top if s.doc_index == 0 else 0.0 for s in segments]
+        return np.array([top if "every 4 hours" in s.text else v for s, v in zip(segments, own)])
 
     shown = cite(over_sentences(docs, question, answer, scores), docs)
     index = {s.number: s.doc_index for s in shown.sources}
@@ -136,6 +138,8 @@ def _cited(question: str, answer: str) -> tuple[list[int], list[int], list[bool]
 def test_an_answer_the_current_leaflet_holds_cites_it_not_the_archived_one():
     # review 4 c05: "4 tablets." cited only the 2023 leaflet ("holds the answer")
     assert _cited(CHILD, "4 tablets.") == ([0], [], [False])
+    # with the model's scores near nought, where the archived page would have been cited
+    assert _cited(CHILD, "4 tablets.", top=0.001) == ([0], [], [False])
     # the archived leaflet's own value still cites it, disputed by the current one
     hours = "How many hours should I leave between Dolorex doses?"
     assert _cited(hours, "4 hours.") == ([1], [0], [True, False])
