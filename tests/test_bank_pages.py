@@ -85,3 +85,6 @@ def test_an_out_of_date_value_is_not_also_said_to_be_absent():
         outdated=("500",),
     )
     assert verdict_text(report) == "Check this answer: \u201c500\u201d is from an out-of-date page"
+    # nor unexplained by the model (review 5 c16, c17: "... the sources do not say “500”")
+    report.unchecked_facts, report.unsupported_spans = (), [SimpleNamespace(text=" 500")]
+    assert verdict_text(report) == "Check this answer: \u201c500\u201d is from an out-of-date page"

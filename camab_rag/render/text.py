@@ -162,6 +162,7 @@ def _doubts(report: Any, rivals: list[str], old: list[str]) -> list[str]:
     rivals = [w for w in rivals if w not in old]
     misread = [w for w in misread if w not in rivals + old]  # said once: "differ on “4”"
     absent = [w for w in absent if w not in rivals + old]  # not "out-of-date" and "not said"
+    spans = [w for w in spans if w not in rivals + old + misread]
     doubts = [f"{_quoted(old)} {'is' if len(old) == 1 else 'are'} from an out-of-date page"] * bool(
         old
     )
