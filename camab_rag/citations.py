@@ -500,17 +500,18 @@ def choose_sources(
     old = {u for u, alone in enumerate(read) if alone.stale}
     amounts = {(q.value, q.unit) for _, q in quantities(sentence) if q.unit}  # "12 tablets"
     exact = [{a for a in amounts if any(a in c.amounts for c in r.sentences)} for r in read]
+    passed = old | set(excluded)  # no successor: out of date or disputing the sentence
     successors = {
         u: [
             v
             for v in range(len(held))
-            if v not in old | set(excluded)
+            if v not in passed
             and held[u] <= held[v]
             and exact[u] <= exact[v]
             and worded[v] >= worded[u]
         ]
-        for u in old
-        if held[u] and not of_the_past(sentence)
+        for u in ([] if of_the_past(sentence) else old)
+        if held[u]
     }
     outworded |= {u for u, current in successors.items() if current}
     # a current holder stands where the out-of-date one it replaces would have

@@ -238,12 +238,13 @@ def disputes(
         units = sorted(closest_texts(response[a:b], every)) if bare else range(len(texts))
         # "Line 14 runs every 15 minutes.": its 14 is a name, and Line 4's page is of another
         named = numbered_names(response[a:b], every.named)
-        units = [u for u in units if not named or named & titles[u]]
+        on_name = [not named or bool(named & title) for title in titles]
+        units = [u for u in units if on_name[u]]
         skipped = {a + at for at in name_number_starts(response[a:b], every.named)}
         claims += [  # the model's own, read as the words are
             (own, a, b, at)
             for own, at in model
-            if a <= at < b and at not in skipped and (not named or named & titles[own])
+            if a <= at < b and at not in skipped and on_name[own]
         ]
         for word in _words(response[a:b]) if a < end and b > start else []:
             at = a + word.start

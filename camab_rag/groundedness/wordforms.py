@@ -1389,8 +1389,8 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         sentence = _closest(subject, context)
         bounds = {
             at: decided
-            for at, _ in limits(part)
-            if (decided := _bound_held(part, at, subject, context)) is not None
+            for at, bound in limits(part)
+            if (decided := _bound_held(bound, subject, context)) is not None
         }
         if sentence[1][1] == 0 and words not in (["yes"], ["no"]) and not bounds:
             continue
@@ -1503,22 +1503,23 @@ def limits(text: str) -> list[tuple[int, tuple[str, str, str]]]:
 
 
 def _bound_held(
-    part: str, at: int, subject: frozenset[str], context: ContextWords
+    bound: tuple[str, str, str], subject: frozenset[str], context: ContextWords
 ) -> tuple[bool, list[Sentence]] | None:
-    """Whether the current clauses stating a limit of the side and unit of the answer's at
-    ``at`` ("no more than 8 tablets") and closest to ``subject`` and the question (by their
+    """Whether the current clauses stating a limit of the side and unit of an answer's
+    ``bound`` (:func:`limits`: "no more than 8 tablets") and closest to ``subject`` and the
+    question (by their
     own words, then those they take from the sentence before) state its number, and those
     clauses: they decide it, not a clause sharing more words with no such limit (the adults'
     "take 1 or 2 tablets" beside "Do not take more than 8 tablets in 24 hours"); ``None``
     where no clause states such a limit or the closest disagree."""
-    side, value, unit = next((b for s, b in limits(part) if s == at), ("", "", ""))
+    side, value, unit = bound
     past = context.stale | context.turns
     limited = [
         c
         for c in context.sentences
         if c.doc not in past and any(b[0] == side and b[2] == unit for b in c.bounds)
     ]
-    if not side or not limited:
+    if not limited:
         return None
     rank = [
         (
@@ -1595,13 +1596,13 @@ def narrower_page(doc: int, value: str, sentence: str, context: ContextWords) ->
 
 
 def _limit_rivals(
-    part: str, at: int, subject: frozenset[str], context: ContextWords
+    bound: tuple[str, str, str] | None, subject: frozenset[str], context: ContextWords
 ) -> frozenset[int]:
-    """For a limit of the answer another text states ("up to 12 tablets" of an archived
-    leaflet's "Do not take more than 12 tablets") where the current clauses deciding such
-    limits (:func:`_bound_held`) state another: the texts of those clauses."""
-    bound = next((b for s, b in limits(part) if s == at), None)
-    decided = _bound_held(part, at, subject, context) if bound else None
+    """For a limit of the answer (``bound``, :func:`limits`) another text states ("up to 12
+    tablets" of an archived leaflet's "Do not take more than 12 tablets") where the current
+    clauses deciding such limits (:func:`_bound_held`) state another: the texts of those
+    clauses."""
+    decided = _bound_held(bound, subject, context) if bound else None
     if decided is None or decided[0] or not any(bound in c.bounds for c in context.sentences):
         return frozenset()
     return frozenset(c.doc for c in decided[1])
@@ -1770,12 +1771,13 @@ def rivals(
         bare = subject - _slot_names(part, found, context.asked)  # "1991" of "1991 at MIT"
         unslotted = _rivals_near(bare, context) if bare and bare != subject else []
         units = {at: q.unit for at, q in quantities(part)}
+        bounds = dict(limits(part))  # "up to 12 tablets"
         earlier = bool(_PAST.search(part))  # it speaks of the time before a change
         for k, (start, end, _, value) in enumerate(found):
             if not is_number(value) or k in names:
                 continue
             unit = units.get(start, "")
-            if against := _limit_rivals(part, start, subject, context):  # "up to 12 tablets"
+            if against := _limit_rivals(bounds.get(start), subject, context):
                 found_rivals.append((_written(text, s_start + start, s_start + end), against))
                 continue
             piece = _piece(part, start, (0, len(part)))  # "costs 60 euros" of ", lunch included"
