@@ -34,6 +34,7 @@ from camab_rag.groundedness.wordforms import (
     misread_spans,
     of_the_past,
     quantities,
+    unled,
 )
 from camab_rag.render.cited_answer import CitationRule as CitationRule
 from camab_rag.render.cited_answer import CitedAnswer as CitedAnswer
@@ -390,8 +391,11 @@ def facts(sentence: str) -> dict[str, str]:
     """The numbers, names and dates of ``sentence``, each with the form a source may state
     it in ("the 5th" is "5"; ``""`` for a name, kept as written)."""
     found: dict[str, str] = {}
+    claimed = unled(sentence)  # "Based on the context, ...": no name of the claim
     for start, end, word, value in forms(sentence):
         written = sentence[start:end]
+        if not claimed[start:end].strip():
+            continue
         if is_fact(sentence, start, word, value):
             named = written[:1].isupper() and not is_number(value)  # "Fourteen" is 14
             found.update({written: ""} if named else {word: value})
@@ -453,7 +457,7 @@ def choose_sources(
     sharing none of its words, each adding a key word; else the best unit holding its
     numbers and names. ``read``: ``ContextWords.of([text])`` of each of ``texts``."""
     values = np.asarray(scores, dtype=float)
-    wanted = informative_words(sentence)
+    wanted = informative_words(unled(sentence))  # not "Based on the context"
     stated = {f for _, _, w, f in forms(sentence) if f and (w in wanted or w[:1].isdigit())}
     # a number worked out from a unit's amounts ("24 euros": two at 12) is the unit's too
     read = read if read is not None else [ContextWords.of([text]) for text in texts]

@@ -1,6 +1,7 @@
 """How the gate reads a bank's pages (fresh-user review, session 68): a product named
-narrower than the question ("the Student debit card") beside the plain one, and a limit
-written after its number ("aged 21 or over")."""
+narrower than the question ("the Student debit card") beside the plain one, a limit
+written after its number ("aged 21 or over"), and a model's lead-in naming the sources
+("Based on the context information, yes.")."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from fakes import over_sentences
+from fakes import KeywordScorer, over_sentences
 
+from camab_rag import assess_groundedness, attribute, cite
 from camab_rag.conflicts import disputes
-from camab_rag.groundedness.wordforms import ContextWords, limits, misread_spans, rivals
+from camab_rag.groundedness.score import bare_reply, coverage, unchecked_facts
+from camab_rag.groundedness.wordforms import (
+    ContextWords,
+    limits,
+    misread_spans,
+    rivals,
+    unled,
+)
 from camab_rag.render.text import verdict_text
 
 CLASSIC = (
@@ -88,3 +97,60 @@ def test_an_out_of_date_value_is_not_also_said_to_be_absent():
     # nor unexplained by the model (review 5 c16, c17: "... the sources do not say “500”")
     report.unchecked_facts, report.unsupported_spans = (), [SimpleNamespace(text=" 500")]
     assert verdict_text(report) == "Check this answer: \u201c500\u201d is from an out-of-date page"
+
+
+HOURS = (
+    "Branch opening hours. Our branches are open Monday to Friday from 9:00 to 17:30. On "
+    "Saturdays they open from 9:30 to 13:00. All branches are closed on Sundays and public "
+    "holidays."
+)
+FEES = "Credit card fees. The Gold credit card has an annual fee of 45 euros."
+SUNDAYS = "Are branches open on Sundays?"
+
+
+@pytest.mark.parametrize(
+    ("text", "claimed"),
+    [
+        ("Based on the context information, yes.", "yes."),
+        ("According to the provided documents, the fee is 45 euros.", "the fee is 45 euros."),
+        ("Based on the information provided, the answer is 45 euros.", "45 euros."),
+        (
+            "Given the context, it is free. From the sources, it costs nothing.",
+            "it is free. it costs nothing.",
+        ),
+        ("From Monday to Friday, yes.", "From Monday to Friday, yes."),
+        ("According to the 2022 fee schedule, it was 35 euros.", None),
+    ],
+)
+def test_a_lead_in_naming_the_sources_claims_nothing(text, claimed):
+    # review 5 (LlamaIndex): SmolLM2 echoed its prompt, "Based on the context information,
+    # yes."; the gate read "the sources do not say “Based”, “information”"
+    blanked = unled(text)
+    assert len(blanked) == len(text)  # offsets kept
+    assert " ".join(blanked.split()) == (claimed or text)
+    assert bare_reply(text) == ("yes" if claimed == "yes." else None)
+
+
+def test_a_lead_in_before_a_reply_is_read_as_the_reply():
+    context = ContextWords.of([HOURS, FEES], SUNDAYS)
+    right, wrong = "Based on the context information, no.", "Based on the context information, yes."
+    assert misread_spans(right, context) == [] and unchecked_facts(right, context) == []
+    assert [wrong[a:b] for a, b in misread_spans(wrong, context)] == ["yes"]
+    fee = "According to the provided context, the Gold credit card has an annual fee of 45 euros."
+    assert coverage(fee, context) == 1.0 and unchecked_facts(fee, context) == []
+    for answer, cited, disputed in [(right, [[1]], [[]]), (wrong, [[]], [[1]])]:
+        result = over_sentences([HOURS, FEES], SUNDAYS, answer, lambda s: np.zeros(len(s)))
+        shown = cite(result, [HOURS, FEES])
+        assert [s.citations for s in shown.sentences] == cited
+        assert [s.disputed for s in shown.sentences] == disputed
+
+
+def test_a_lead_in_is_not_named_as_unexplained():
+    # the keyword fake finds "Based on the context information" unlikely with any context
+    answer = "Based on the context information, the Gold credit card has an annual fee of 45 euros."
+    question = "What does the Gold credit card cost?"
+    scorer = KeywordScorer()
+    result = attribute(question, [HOURS, FEES], answer, scorer, budget=6, method="loo")
+    report = assess_groundedness(result, context=[HOURS, FEES], scorer=scorer)
+    assert [s.text for s in report.unsupported_spans] == []
+    assert report.verdict == "supported"

@@ -28,7 +28,7 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import CLOCK, ContextWords, outdated, rival_spans
+from camab_rag.groundedness.wordforms import CLOCK, ContextWords, outdated, rival_spans, unled
 from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
@@ -438,6 +438,8 @@ def support_report(
         found = support.unsupported_spans(taken=taken, absent=absent)
         # a clock mark alone ("pm" of a held "6 pm") is the time's spelling, not a claim
         found = [s for s in found if not all(w in UNCHECKED | CLOCK for w in words(s.text))]
+        claimed_text = unled(support.response)  # "Based on the context, ...": no claim
+        found = [s for s in found if claimed_text[s.start : s.end].strip()]
         facts = tuple(dict.fromkeys(w for s in claims for w in s.unchecked_facts or ()))
     quiet = [(s.start, s.end) for s in sentences if s.abstention]  # abstentions flag nothing
     spans = [span for span in found if not any(a <= span.start < b for a, b in quiet)]

@@ -23,6 +23,7 @@ from camab_rag.groundedness.wordforms import (
     is_number,
     misread_spans,
     unit_clashes,
+    unled,
 )
 from camab_rag.groundedness.wordforms import STOPWORDS as STOPWORDS
 from camab_rag.groundedness.wordforms import words as words
@@ -51,7 +52,7 @@ def _informative_forms(text: str) -> list[tuple[int, int, str, str]]:
     polite = [(a, b) for a, b, w in found if w and COURTESY_WORDS.issuperset(w)]
     return [
         (s, e, w, f)
-        for s, e, w, f in forms(text)
+        for s, e, w, f in forms(unled(text))  # "Based on the context, ...": no claim
         if f and w not in UNCHECKED and not _inside(s, polite)
     ]
 
@@ -154,7 +155,7 @@ def unchecked_facts(text: str, present: Collection[str]) -> list[str]:
 def bare_reply(text: str) -> str | None:
     """``"yes"`` or ``"no"`` for a bare reply ("Yes.", "No, it isn't."): it says nothing
     the question did not; else ``None``."""
-    said = words(text)
+    said = words(unled(text))  # "Based on the context, yes."
     return said[0] if said[:1] in (["yes"], ["no"]) and not set(said) - UNCHECKED else None
 
 
@@ -226,7 +227,7 @@ def reformed_pieces(support: TokenSupport, present: Collection[str]) -> NDArray[
 def _pieces_in(support: TokenSupport, chosen: Callable[[int, str, str], bool]) -> NDArray[np.bool_]:
     text = support.response
     marked = np.zeros(len(text) + 1, dtype=np.int64)
-    for start, end, word, value in forms(text):
+    for start, end, word, value in forms(unled(text)):  # a lead-in's pieces: none chosen
         if chosen(start, word, value):
             marked[start] += 1
             marked[end] -= 1

@@ -1535,14 +1535,35 @@ def _bound_held(
     return (said.pop(), best) if len(said) == 1 else None
 
 
-_LEAD_IN = re.compile(r"\s*(?:the\s+(?:short\s+)?answer\s+is|answer)\s*:?\s+(?=\S)", re.IGNORECASE)
-"""A small model's lead-in ("The answer is: No."): no words of the claim."""
+_SOURCE_NOUN = r"(?:context|information|documents?|sources?|texts?|passages?|documentation)"
+_LEAD_IN = re.compile(
+    r"\s*(?:(?:the\s+(?:short\s+)?answer\s+is|answer)\s*:?\s+"
+    r"|(?:based\s+on|according\s+to|from|given|as\s+(?:stated|mentioned|described)\s+in)\s+"
+    rf"(?:the\s+|this\s+)?(?:(?:provided|given|above|available|retrieved)\s+)?{_SOURCE_NOUN}"
+    r"(?:\s+(?:information|provided|given|above|below)){0,2}\s*,\s*)+(?=\S)",
+    re.IGNORECASE,
+)
+"""A model's lead-in ("The answer is: No.", "Based on the context information, yes."):
+it names the sources or the answer, no words of the claim."""
 
 
 def _unled(sentence: str) -> str:
     """``sentence`` with a lead-in (:data:`_LEAD_IN`) blanked, its offsets kept."""
     lead = _LEAD_IN.match(sentence)
     return " " * lead.end() + sentence[lead.end() :] if lead else sentence
+
+
+def unled(text: str) -> str:
+    """``text`` with each sentence's lead-in blanked ("Based on the context, the fee is
+    45 euros." reads "the fee is 45 euros."), its offsets kept: what an answer claims."""
+    spans = split_sentences(text) or [(0, len(text))]
+    return (
+        "".join(
+            text[end_before:start] + _unled(text[start:end])
+            for (start, end), end_before in zip(spans, [0, *(e for _, e in spans)])
+        )
+        + text[spans[-1][1] :]
+    )
 
 
 _NAME_BEFORE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'-]*)\s+((?:[a-z][\w-]*\s+)?[a-z][\w-]*)")
