@@ -13,7 +13,7 @@ from fakes import KeywordScorer, over_sentences
 
 from camab_rag import assess_groundedness, attribute, cite
 from camab_rag.conflicts import disputes
-from camab_rag.groundedness.score import bare_reply, coverage, unchecked_facts
+from camab_rag.groundedness.score import bare_reply, coverage, misread_words, unchecked_facts
 from camab_rag.groundedness.wordforms import (
     ContextWords,
     limits,
@@ -154,3 +154,22 @@ def test_a_lead_in_is_not_named_as_unexplained():
     report = assess_groundedness(result, context=[HOURS, FEES], scorer=scorer)
     assert [s.text for s in report.unsupported_spans] == []
     assert report.verdict == "supported"
+
+
+def test_a_clock_times_minutes_state_no_measure():
+    # review 5 c23: "suspended for 30 days" (invented) found its "30" in "9:30" and "17:30"
+    # and read "the sources say something else about “30”"
+    question = "What happens if I pay my credit card late?"
+    late = "If the monthly repayment arrives late, a late payment fee of 25 euros is charged."
+    context = ContextWords.of([HOURS, FEES + " " + late], question)
+    assert context.clocked == {"9", "13", "17", "30"}
+    answer = "You pay a late payment fee of 25 euros and the card is suspended for 30 days."
+    assert unchecked_facts(answer, context) == ["30"] and misread_words(answer, context) == ()
+    for right in ["On Saturdays branches open at 9:30.", "They open at 9 am on Saturdays."]:
+        assert unchecked_facts(right, context) == [] and coverage(right, context) == 1.0
+    every = ContextWords.of([HOURS, "Transfers take 30 days."], question)
+    assert "30" not in every.clocked and unchecked_facts("It takes 30 days.", every) == []
+    # a span clock times state, or a clause about the same thing, is no clash
+    assert unchecked_facts("On Saturdays branches open 30 minutes later.", context) == []
+    noon = ContextWords.of(["The card is suspended at 17:30 on the due date."], question)
+    assert unchecked_facts("The card is suspended for 30 days.", noon) == []

@@ -396,6 +396,8 @@ def _clock_mark(text: str, tokens: _Tokens, k: int) -> str:
 
 
 _CLOCK_TIME = re.compile(r"\d{1,2}:\d{2}\b")
+_CLOCK_SPANS = frozenset({form("minutes"), form("hours")})
+"""The units of a span clock times may state ("half an hour": 9:00 to 9:30)."""
 
 
 def clock_time(text: str, at: int) -> str | None:
@@ -458,6 +460,8 @@ class ContextWords(frozenset[str]):
     """The forms of names its texts write before the same noun as another name ("classic"
     and "student" of "the Classic current account", "the Student account"): kinds of one
     thing, not a brand."""
+    clocked: frozenset[str]
+    """The numbers its texts write only in clock times (the "30" of "17:30")."""
     _memo: dict[object, Any]
 
     def __new__(
@@ -473,10 +477,12 @@ class ContextWords(frozenset[str]):
         turns: Iterable[int] = (),
         named: Iterable[tuple[str, str]] = (),
         variants: Iterable[str] = (),
+        clocked: Iterable[str] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.named = frozenset(named)
         made.variants = frozenset(variants)
+        made.clocked = frozenset(clocked)
         made.told = frozenset(told)  # the asker's own numbers: held, never misread
         made.stale = frozenset(stale)
         made.turns = frozenset(turns)
@@ -526,6 +532,8 @@ class ContextWords(frozenset[str]):
             stale,
             named=((f[k - 1][3], f[k][3]) for f, at in zip(found, named) for k in at),
             variants=_variants(texts),
+            clocked=form_set(" ".join(clock_times(t)) for t in texts)
+            - form_set(_CLOCK_TIME.sub(" ", t) for t in texts),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -543,6 +551,9 @@ class ContextWords(frozenset[str]):
             self.turns | {s.doc + shift for s in other.sentences},
             self.named | other.named,
             self.variants | other.variants,
+            (self.clocked | other.clocked)
+            - (self.forms - self.clocked)
+            - (other.forms - other.clocked),
         )
 
 
@@ -1301,13 +1312,24 @@ def unit_clashes(text: str, context: Collection[str]) -> frozenset[int]:
         for a, b in split_sentences(text) or [(0, len(text))]:
             subject = subject_forms(text[a:b])
             for start, q in quantities(text[a:b]):
-                if (
+                measured = (
                     q.unit in UNIT_FORMS  # the currencies too
-                    and q.value in units
-                    and all(_kind(u) == _kind(q.unit) for u in units[q.value])  # hours, minutes
-                    and not any(_same_unit(u, q.unit) for u in units[q.value])
                     and q.value not in worked | context.told
                     and not any(x.value == q.value for x in context.asked_values)
+                )
+                elsewhere = (  # "48 hours" where only "48 minutes" is stated
+                    q.value in units
+                    and all(_kind(u) == _kind(q.unit) for u in units[q.value])  # hours, minutes
+                    and not any(_same_unit(u, q.unit) for u in units[q.value])
+                )
+                clocked = (  # "for 30 days" where only "17:30" writes a 30 (not "30
+                    q.value in context.clocked  # minutes": 9:00 to 9:30)
+                    and q.unit not in _CLOCK_SPANS
+                    and not clock_time(text, a + start)
+                )
+                if (
+                    measured
+                    and (elsewhere or clocked)
                     and not any(  # only unrelated clauses state it
                         subject & c.forms for c in context.sentences if q.value in c.forms
                     )
