@@ -173,3 +173,54 @@ def test_a_clock_times_minutes_state_no_measure():
     assert unchecked_facts("On Saturdays branches open 30 minutes later.", context) == []
     noon = ContextWords.of(["The card is suspended at 17:30 on the due date."], question)
     assert unchecked_facts("The card is suspended for 30 days.", noon) == []
+
+
+LOST = (
+    "If your card is lost or stolen, block it immediately. Blocking a card is free of charge, "
+    "and a replacement card costs 10 euros. You can also block the card yourself in the app."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        ("Yes, blocking a card costs 10 euros.", ["10"]),  # review 5 c22: passed
+        ("It costs 10 euros to block a card.", ["10"]),
+        ("Yes, it costs 10 euros.", ["10"]),  # the question names what is priced
+        ("A replacement card is free.", ["free"]),
+        ("No, blocking a card is free of charge.", []),
+        ("No, blocking is free, but a replacement card costs 10 euros.", []),
+        ("A replacement card costs 10 euros.", []),
+        ("No, there is no fee for blocking a card.", []),
+    ],
+)
+def test_a_price_is_read_on_the_clause_naming_what_is_priced(answer, misread):
+    context = ContextWords.of([LOST], "Does it cost anything to block a lost card?")
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+@pytest.mark.parametrize(
+    ("page", "answer"),
+    [
+        (  # a price and its exception in one answer sentence
+            "Delivery of a sofa costs 20 euros; if you order two sofas, delivery is free.",
+            "Yes, there's a 20 euro delivery fee, unless you order two sofas, in which case "
+            "delivery is free.",
+        ),
+        (  # a clause pricing one thing and including another
+            "Frames start at 39 dollars and come with lenses included. If the glasses break, we "
+            "replace them once for free.",
+            "Frames start at 39 dollars, and lenses come included at no extra charge.",
+        ),
+        (  # an amount worked out: two table fees
+            "Adults pay a table fee of 7 euros. Children under 10 play for free.",
+            "It would be 14 euros for the two of you, and both children play free.",
+        ),
+        (  # "get in" names nothing priced
+            "Entry for shoppers is 2 pounds. Under-12s get in free.",
+            "It's 2 pounds to get in.",
+        ),
+    ],
+)
+def test_a_free_clause_beside_a_price_misreads_no_right_answer(page, answer):
+    assert misread_spans(answer, ContextWords.of([page], "What does it cost?")) == []

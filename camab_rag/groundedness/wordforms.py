@@ -1455,6 +1455,9 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 and not _held_now(value, subject, closest, context)
             ) or _asked_elsewhere(value, unit, _local(part, start, span), context):
                 spans.append((s_start + start, s_start + end))
+        spans += [
+            (s_start + a, s_start + b) for a, b in _price_misread(part, found, reply, context)
+        ]
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
             and words[:1] == ["yes"]
@@ -1478,6 +1481,73 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+_PRICE_FORMS = frozenset(
+    form(w) for w in words("price pay paid charge charged fee cost free nothing")
+)
+"""What a price or its absence is said with ("costs", "free of charge"): not what is priced."""
+_PRICE_PIECE = re.compile(r"[,;:]|\s(?:and|but|or|while|whereas|so)\s", re.IGNORECASE)
+"""Where the piece of an answer naming what a price is for ends ("no extra charge" of "...
+valid on the N4 and there is no extra charge")."""
+_FREE_FORMS = frozenset(form(w) for w in words("free included includes complimentary"))
+"""A clause saying so prices more than one thing ("frames at $39 ... lenses included")."""
+
+
+def _thing(word_form: str) -> str:
+    """``word_form`` without a verb's "-ing" ("blocking" of "block"), to match a priced thing."""
+    return word_form[:-3] if word_form.endswith("ing") and len(word_form) > 6 else word_form
+
+
+def _price_misread(
+    part: str, found: Sequence[_Word], reply: int, context: ContextWords
+) -> list[tuple[int, int]]:
+    """The amounts and "free"s of ``part`` the current context states otherwise of the thing
+    priced: a price where the clause naming it most closely says it is free ("Blocking a card
+    is free of charge, and a replacement card costs 10 euros." against "blocking a card costs
+    10 euros"), "free" where that clause gives a price ("A replacement card is free.")."""
+    current = [c for c in context.sentences if c.doc not in context.stale]
+    paid = [any(u in _MONEY for _, u in c.amounts) for c in current]
+    priced = [c for c, p in zip(current, paid) if p and not c.own & _FREE_FORMS]
+    free = [c for c, p in zip(current, paid) if "free" in c.own and not p]
+    if not priced or not free:
+        return []
+    worked = derived_values(part, context)  # "€14 for the two of you": two at €7
+    money = {at for at, q in quantities(part) if q.unit in _MONEY and q.value not in worked}
+    negated = [end for _, end, w, _ in found if w in NEGATIONS | {"t"}]
+    asked = {_thing(f) for f in context.asked - _PRICE_FORMS}  # "Yes, it costs 10 euros."
+    named = [
+        (s, f)
+        for s, _, w, f in found
+        if f
+        and w not in STOPWORDS | LIGHT_WORDS | {"yes", "no"}
+        and f not in _PRICE_FORMS | UNIT_FORMS | _UNIT_WORDS
+        and not is_number(f)
+    ]
+    spans = []
+    for start, end, _, value in found:
+        said_free = value == "free" and start >= reply
+        if said_free and any(start - 12 < n <= start for n in negated):  # "not free"
+            continue
+        if start not in money and not said_free:
+            continue
+        a = max((m.end() for m in _PRICE_PIECE.finditer(part, 0, start)), default=0)
+        b = next((m.start() for m in _PRICE_PIECE.finditer(part, end)), len(part))
+        things = {_thing(f) for s, f in named if a <= s < b}
+        things = things or (set() if named else asked)
+        best_free, best_priced = (max(_named(things, c) for c in cs) for cs in (free, priced))
+        if (said_free and best_priced > max(best_free, 1)) or (
+            not said_free
+            and best_free > max(best_priced, 1)  # two things named: "blocking a card"
+            and not any(value in c.forms for c in free)
+        ):
+            spans.append((start, end))
+    return spans
+
+
+def _named(things: Collection[str], clause: Sentence) -> int:
+    """How many of ``things`` (:func:`_thing` forms) ``clause`` names."""
+    return len(set(things) & {_thing(f) for f in clause.own})
 
 
 _AT_MOST = re.compile(
