@@ -695,7 +695,16 @@ class Sentence:
         kinds = {_kind(u) for v, u in self.amounts if v == value}
         return _kind(unit) not in ("time", "money") or not kinds or _kind(unit) in kinds | {""}
 
+    def measures(self, value: str, unit: str) -> bool:
+        """Whether the clause may state ``value`` of ``unit``: not where it has it only as an
+        amount of another dimension ("23 kg" is not "55 x 40 x 23 cm")."""
+        kinds = {u for v, u in self.amounts if v == value}
+        other = {_DIMENSIONS.get(u) for u in kinds} - {None}
+        return unit not in _DIMENSIONS or "" in kinds or not other or _DIMENSIONS[unit] in other
 
+
+_DIMENSIONS = {"kg": "mass", "g": "mass", "cm": "length", "m": "length", "km": "length"}
+"""What a measure's units measure: "23 kg" is no reading of "23 cm"."""
 _CLAUSE = re.compile(
     r"\s*;\s*|,?\s+and\s+(?=(?:on|in|at|from|for|during|closed|open)\b)"
     r"|,\s+(?:and|while|whereas)\s+(?=(?:a|an|the|each|every|its|their|our)\b)|,?\s+but\s+",
@@ -1438,8 +1447,13 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             unit = units.get(s_start + start, "")
             if any((value, unit) in c.amounts for c in limited):  # "in 24 hours" of that limit
                 continue
-            held = max(
-                (n for s, n in zip(context.sentences, overlap) if value in s.forms), default=_NONE
+            held = max(  # "23 kg" is not held by "55 x 40 x 23 cm"
+                (
+                    n
+                    for s, n in zip(context.sentences, overlap)
+                    if value in s.forms and s.measures(value, unit)
+                ),
+                default=_NONE,
             )
             rival = any(  # a number of the same kind ("16" no rival of "2026", "45 €" of "50%")
                 value not in s.forms
@@ -2002,6 +2016,11 @@ def outdated(word: str, context: Collection[str], sentence: str = "") -> bool:
         return True
     amounts = {(q.value, q.unit) for _, q in quantities(sentence) if q.unit and q.value in found}
     said = [c for c in context.sentences if amounts & c.amounts]
+    # of those, the clauses naming most of what it is said of ("10 kg." of a cabin bag: the
+    # archived cabin rule, not the infants' extra 10 kg bag)
+    subject = _content(sentence, values=False) - _VALUE_VERBS - _UNIT_WORDS or context.asked
+    most = max((len(subject & c.forms) for c in said), default=0)
+    said = [c for c in said if len(subject & c.forms) == most]
     return bool(said) and all(c.doc in context.stale for c in said)
 
 

@@ -1,0 +1,61 @@
+"""How the gate reads an airline's baggage pages (fresh-user review, session 69): one
+number in two measures ("23 kg" of a checked bag, "23 cm" of a cabin bag's size), an
+archived rule whose value a current page states of something else, and "free" where the
+page gives a price."""
+
+from __future__ import annotations
+
+import pytest
+
+from camab_rag.groundedness.wordforms import ContextWords, misread_spans, outdated, rivals
+
+CABIN = (
+    "Cabin baggage. Every passenger may bring one cabin bag of up to 8 kg on board. The cabin "
+    "bag must not exceed 55 x 40 x 23 cm including wheels and handles."
+)
+CHECKED = "Checked baggage. Standard fares include one checked bag of up to 23 kg."
+PETS = (
+    "Small cats and dogs may travel in the cabin if pet and carrier together weigh no more "
+    "than 8 kg. Pets in the cabin cost 55 euros per flight."
+)
+INFANTS = "Each infant may bring one extra bag of up to 10 kg for baby items, carried free."
+ARCHIVED = (
+    "ARCHIVED PAGE: 2024 baggage rules. Under the 2024 rules, cabin bags could weigh up to 10 kg."
+)
+PAGES = [CABIN, CHECKED, PETS, INFANTS, ARCHIVED]
+HEAVY = "How heavy can my cabin bag be?"
+
+
+def _misread(answer: str, question: str = HEAVY) -> list[str]:
+    return [answer[a:b] for a, b in misread_spans(answer, ContextWords.of(PAGES, question))]
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        # review 6, LangChain: SmolLM2's own answer passed, "23" held by "23 cm"
+        ("The maximum weight limit for a cabin bag is 23 kg.", ["23"]),
+        ("The maximum weight limit for a cabin bag is 8 kg.", []),
+        ("The cabin bag may be at most 23 cm deep.", []),
+        ("A checked bag on a Standard fare can weigh up to 23 kg.", []),
+    ],
+)
+def test_a_number_is_held_only_in_its_measure(answer, misread):
+    assert _misread(answer) == misread
+
+
+def test_an_archived_value_a_current_page_states_of_something_else_is_out_of_date():
+    # review 6 w01: "10 kg." read "the sources differ on “10”" (the infants' 10 kg bag)
+    context = ContextWords.of(PAGES, HEAVY)
+    assert outdated("10", context, "10 kg.")
+    assert outdated("10", context, "A cabin bag can weigh 10 kg.")
+    assert not outdated("10", context, "An infant may bring an extra bag of up to 10 kg.")
+    answer = "10 kg."
+    assert [(answer[a:b], sorted(d)) for (a, b), d in rivals(answer, context)] == [("10", [0])]
+
+
+def test_free_where_the_page_gives_a_price():
+    # review 6 w12: "pets of any size travel in the cabin for free" (55 euros) passed as support
+    asked = "Can I bring my cat in the cabin?"
+    assert _misread("Yes, pets of any size travel in the cabin for free.", asked) == ["free"]
+    assert _misread("Yes, and pets in the cabin cost 55 euros per flight.", asked) == []
