@@ -19,6 +19,7 @@ from camab_rag.groundedness.report import read_by, support_report
 from camab_rag.groundedness.score import REPLY_WORDS, STOPWORDS, bare_reply
 from camab_rag.groundedness.score import words as score_words
 from camab_rag.groundedness.wordforms import (
+    UNIT_FORMS,
     ContextWords,
     Sentence,
     agreeing,
@@ -499,6 +500,16 @@ def choose_sources(
         for u, got in enumerate(held)
         if got and not worded[u] and any(worded[v] and got <= held[v] for v in range(len(held)))
     }
+    unasked: set[int] = set()  # a bare value ("23 kg."): the question's words decide
+    if read and not {form(w) for w in said} - UNIT_FORMS:
+        asked = [len(r.asked & k) for r, k in zip(read, known)]
+        citable = [v for v in range(len(held)) if values[v] >= _holder_floor(unrelated)]
+        unasked = {
+            u
+            for u, got in enumerate(held)
+            if got and any(asked[v] > asked[u] and got <= held[v] for v in citable)
+        }
+        outworded |= unasked
     # an out-of-date unit holding no more of the sentence than a current one, unless the
     # sentence speaks of the past ("4 tablets." cites the 2026 leaflet, not the 2023 one)
     old = {u for u, alone in enumerate(read) if alone.stale}
@@ -537,7 +548,7 @@ def choose_sources(
     full = [
         u
         for u, got in enumerate(held)
-        if valued and len(got) == len(keys) > len(common) and u not in outworded & old
+        if valued and len(got) == len(keys) > len(common) and u not in outworded & old | unasked
     ]
     holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
     floor = _holder_floor(unrelated)
