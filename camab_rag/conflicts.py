@@ -23,12 +23,14 @@ from camab_rag.groundedness.wordforms import (
     derived_values,
     form_set,
     forms,
+    is_number,
     misread_spans,
     name_number_starts,
     narrower_page,
     numbered_names,
     rivals,
     subject_forms,
+    unit_clashes,
 )
 from camab_rag.methods import Method
 from camab_rag.result import AttributionResult, Conflict, FloatArray
@@ -281,6 +283,16 @@ def disputes(
                 if words:
                     found.setdefault(own, []).extend(w for w in words if w not in found[own])
     current = [u for u in range(len(texts)) if u not in every.stale]
+    for a, b in sentences if start < len(response) else []:
+        if a < end and b > start:  # a misread number no page was found disputing
+            disputed = {w for u, words in found.items() if u in current for w in words}
+            lines = numbered_names(response[a:b], every.named) or numbered_names(
+                question, every.named
+            )  # Line 14's page, not Line 4's; for "Every 10 minutes.", the line asked of
+            pages = [u for u in current if not lines or lines & titles[u]]
+            unclaimed = _misread_numbers(response[a:b], texts, every, question, disputed, pages)
+            for own, words in unclaimed.items():
+                found.setdefault(own, []).extend(w for w in words if w not in found[own])
     return {  # an archived page's other value, where a current page states the answer's
         own: words
         for own, words in found.items()
@@ -303,6 +315,41 @@ def _off_subject(
     holding = [u for u, held in enumerate(known) if value and value in held]
     closest = max((len(asked & known[u]) for u in holding), default=0)
     return len(asked & known[own]) < closest
+
+
+def _misread_numbers(
+    sentence: str,
+    texts: Sequence[str],
+    every: ContextWords,
+    question: str,
+    claimed: set[str],
+    current: Sequence[int],
+) -> dict[int, list[str]]:
+    """For each number ``sentence`` misreads against all the texts that no unit was found
+    disputing (``claimed``): the current units that, read alone, misread it too and name
+    most of the question (the checked baggage page for "Two checked bags" of a Standard
+    fare, whose Flex clause holds the two; the check-in page for the desks' "1 hour")."""
+    clashes = unit_clashes(sentence, every)  # a number never stated: no page disputes it
+    spans = [
+        (x, y)
+        for x, y in misread_spans(sentence, every)
+        if _shown(sentence, x) not in claimed
+        and x not in clashes
+        and any(is_number(f) for *_, f in forms(sentence[x:y]))
+    ]
+    if not spans:
+        return {}
+    alone = {u: misread_spans(sentence, ContextWords.of([texts[u]], question)) for u in current}
+    asked = subject_forms(question)
+    named = {u: len(asked & form_set([texts[u]])) for u in current}
+    out: dict[int, list[str]] = {}
+    for span in spans:
+        holders = [u for u in current if span in alone[u]]
+        best = max((named[u] for u in holders), default=0)
+        shown = _shown(sentence, span[0])  # a clock time whole: "23:40"
+        for u in (u for u in holders if named[u] == best):
+            out.setdefault(u, []).extend([shown] if shown not in out.get(u, []) else [])
+    return out
 
 
 def _opposing(

@@ -10,6 +10,7 @@ import pytest
 from fakes import over_sentences
 
 from camab_rag import cite
+from camab_rag.conflicts import disputes
 from camab_rag.groundedness.wordforms import ContextWords, misread_spans, outdated, rivals
 
 CABIN = (
@@ -84,3 +85,36 @@ def test_a_bare_value_cites_the_page_naming_what_was_asked(lead):
         over_sentences(docs, question, "An extra bag of 23 kg costs 45 euros.", scores), docs
     )
     assert [fee.source(n).doc_index for n in fee.sentences[0].citations] == [2]
+
+
+FARES = (
+    "Checked baggage allowance by fare. Standard fares include one checked bag of up to 23 kg. "
+    "Flex fares include two checked bags of up to 23 kg each."
+)
+CHECK_IN = (
+    "Check-in times. Online check-in opens 30 hours before departure and closes 1 hour before "
+    "departure. Airport check-in desks open 3 hours before departure and close 45 minutes "
+    "before departure."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "disputed"),
+    [
+        # review 6 w05: another fare's number, held on the same page ("two" of Flex fares)
+        (
+            "How much checked baggage is included in a Standard fare?",
+            "Two checked bags of up to 23 kg each.",
+            {0: ["Two"]},
+        ),
+        # review 6 w09: online check-in's "1 hour" for the airport desks
+        ("When do the airport check-in desks close?", "1 hour before departure.", {1: ["1"]}),
+        ("When do the airport check-in desks close?", "45 minutes before departure.", {}),
+        ("How much checked baggage is included in a Standard fare?", "One bag of 23 kg.", {}),
+    ],
+)
+def test_a_misread_number_is_disputed_by_the_page_stating_otherwise(question, answer, disputed):
+    old = "ARCHIVED PAGE: 2024 rules. Standard fares included one checked bag of up to 20 kg."
+    docs = [FARES, CHECK_IN, INFANTS, old]  # the archived page lies closest to "Two ... bags"
+    result = over_sentences(docs, question, answer, lambda s: np.zeros(len(s)))
+    assert disputes(result) == disputed

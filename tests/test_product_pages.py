@@ -239,9 +239,16 @@ WEEKDAYS_4 = [
         (LAST_4, "What about Line 14?", "At 23:40.", [], {1: ["23:40"]}),
         # review 3 #26: "On Sundays ...; the last departure is at 22:50" is of Sundays
         (LAST_4, "And on Sundays?", "On Sundays the last departure is at 22:50.", [], {}),
-        (LAST_4, "And on Sundays?", "On Sundays the last departure is at 23:40.", ["23", "40"], {}),
+        # its page states the Sundays' value: it disputes (session 69)
+        (
+            LAST_4,
+            "And on Sundays?",
+            "On Sundays the last departure is at 23:40.",
+            ["23", "40"],
+            {0: ["23:40"]},
+        ),
         # review 3 #29: the weekdays asked before are not the days asked now
-        (WEEKDAYS_4, "And on Sundays?", "Every 10 minutes.", ["10"], {}),
+        (WEEKDAYS_4, "And on Sundays?", "Every 10 minutes.", ["10"], {0: ["10"]}),
         (WEEKDAYS_4, "And on Sundays?", "Every 20 minutes.", [], {}),
     ],
 )
