@@ -224,3 +224,19 @@ def test_a_price_is_read_on_the_clause_naming_what_is_priced(answer, misread):
 )
 def test_a_free_clause_beside_a_price_misreads_no_right_answer(page, answer):
     assert misread_spans(answer, ContextWords.of([page], "What does it cost?")) == []
+
+
+def test_a_phone_number_one_clause_writes_is_held_there():
+    # waste review r16 (session 69): "Call 0800 555 123." read "the sources say something
+    # else about “0800”, “555”, “123”", the waste team's "9:00 to 17:00" lying closer to "call"
+    pages = [
+        "Missed collections. Report a missed collection online or by calling 0800 555 123.",
+        "Contact the waste team. The waste team answers phone calls from 9:00 to 17:00.",
+    ]
+    context = ContextWords.of(pages, "What number do I call for a missed bin?")
+    assert misread_spans("Call 0800 555 123.", context) == []
+    assert "124" in unchecked_facts("Call 0800 555 124.", context)
+    hours = ContextWords.of(
+        ["Weekdays 9 - 17. Saturdays 10 - 14."], "When are you open on Saturdays?"
+    )
+    assert misread_spans("On Saturdays 9 - 17.", hours) != []  # a range is no code

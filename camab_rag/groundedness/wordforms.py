@@ -1429,8 +1429,9 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         units = {s_start + at: q.unit for at, q in quantities(part)}
         clashes = unit_clashes(part, context)
         limited = [c for _, clauses in bounds.values() for c in clauses]
+        runs = _number_runs(part, found, context)  # "0800 555 123" as one clause writes it
         for k, (start, end, _, value) in enumerate(found):
-            if not is_number(value) or value in context.told or k in names:
+            if not is_number(value) or value in context.told or k in names | runs:
                 continue
             stated = value in context.forms and start not in clashes
             if start in bounds and stated:  # "no more than 8 tablets": such limits decide
@@ -1495,6 +1496,32 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+_RUN_GAP = re.compile(r"[ \u00a0]")
+"""What parts the numbers of one code ("0800 555 123"); not a range's "-" ("9-17")."""
+
+
+def _number_runs(part: str, found: Sequence[_Word], context: ContextWords) -> set[int]:
+    """The indices in ``found`` of runs of two or more numbers written as one code (a phone
+    number, a reference) whose values one clause of the context holds together: the code
+    is held there, whatever the clause closest to the sentence's words states."""
+    out: set[int] = set()
+    run: list[int] = []
+    for k in [*range(len(found)), None]:
+        if (
+            k is not None
+            and is_number(found[k][3])
+            and (not run or _RUN_GAP.fullmatch(part[found[run[-1]][1] : found[k][0]]))
+        ):
+            run.append(k)
+            continue
+        values = {found[j][3] for j in run}
+        long = any(len(found[j][2]) > 2 for j in run)  # a code, not "2 3"
+        if len(run) > 1 and long and any(values <= c.forms for c in context.sentences):
+            out.update(run)
+        run = [k] if k is not None and is_number(found[k][3]) else []
+    return out
 
 
 _PRICE_FORMS = frozenset(
