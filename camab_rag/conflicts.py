@@ -335,7 +335,8 @@ def _misread_numbers(
         for x, y in misread_spans(sentence, every)
         if _shown(sentence, x) not in claimed
         and x not in clashes
-        and any(is_number(f) for *_, f in forms(sentence[x:y]))
+        and (numbers := [f for *_, f in forms(sentence[x:y]) if is_number(f)])
+        and all(f in every.forms for f in numbers)  # stated somewhere: "80" never is
     ]
     if not spans:
         return {}
