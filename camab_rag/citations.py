@@ -490,6 +490,7 @@ def choose_sources(
             found, common, keys, held = {}, set(), rest, rest_held
     unrelated = values[~related] if related.any() else values[:0]
     baseline = _unrelated_bar(unrelated)
+    floor = _holder_floor(unrelated)
     standing = np.where(values - baseline >= rule.threshold, values, 0.0)
     # a unit holding the sentence's values but none of its words, where another holds both
     # ("£6" of an old price list, for "£6 for three extra photos" the photo page works out)
@@ -503,7 +504,7 @@ def choose_sources(
     unasked: set[int] = set()  # a bare value ("23 kg."): the question's words decide
     if read and not {form(w) for w in said} - UNIT_FORMS:
         asked = [len(r.asked & k) for r, k in zip(read, known)]
-        citable = [v for v in range(len(held)) if values[v] >= _holder_floor(unrelated)]
+        citable = [v for v in range(len(held)) if values[v] >= floor]
         unasked = {
             u
             for u, got in enumerate(held)
@@ -551,7 +552,6 @@ def choose_sources(
         if valued and len(got) == len(keys) > len(common) and u not in outworded & old | unasked
     ]
     holding = [u for u in full if shared[u] == max(shared[v] for v in full)]
-    floor = _holder_floor(unrelated)
     for unit in sorted(holding, key=lambda u: -values[u]):
         if rule.top_k is not None and len(chosen) == rule.top_k:
             break

@@ -290,7 +290,9 @@ def disputes(
                 question, every.named
             )  # Line 14's page, not Line 4's; for "Every 10 minutes.", the line asked of
             pages = [u for u in current if not lines or lines & titles[u]]
-            unclaimed = _misread_numbers(response[a:b], texts, every, question, disputed, pages)
+            unclaimed = _misread_numbers(
+                response[a:b], texts, every, (question, asked, known), disputed, pages
+            )
             for own, words in unclaimed.items():
                 found.setdefault(own, []).extend(w for w in words if w not in found[own])
     return {  # an archived page's other value, where a current page states the answer's
@@ -321,33 +323,33 @@ def _misread_numbers(
     sentence: str,
     texts: Sequence[str],
     every: ContextWords,
-    question: str,
+    asking: tuple[str, frozenset[str], Sequence[frozenset[str]]],
     claimed: set[str],
     current: Sequence[int],
 ) -> dict[int, list[str]]:
     """For each number ``sentence`` misreads against all the texts that no unit was found
     disputing (``claimed``): the current units that, read alone, misread it too and name
     most of the question (the checked baggage page for "Two checked bags" of a Standard
-    fare, whose Flex clause holds the two; the check-in page for the desks' "1 hour")."""
+    fare, whose Flex clause holds the two; the check-in page for the desks' "1 hour").
+    ``asking``: the question, its subject forms and each text's forms."""
+    question, asked, known = asking
     clashes = unit_clashes(sentence, every)  # a number never stated: no page disputes it
     spans = [
-        (x, y)
-        for x, y in misread_spans(sentence, every)
-        if _shown(sentence, x) not in claimed
-        and x not in clashes
-        and (numbers := [f for *_, f in forms(sentence[x:y]) if is_number(f)])
+        (span, shown)
+        for span in misread_spans(sentence, every)
+        if (shown := _shown(sentence, span[0])) not in claimed
+        and span[0] not in clashes
+        and (numbers := [f for *_, f in forms(sentence[slice(*span)]) if is_number(f)])
         and all(f in every.forms for f in numbers)  # stated somewhere: "80" never is
     ]
     if not spans:
         return {}
     alone = {u: misread_spans(sentence, ContextWords.of([texts[u]], question)) for u in current}
-    asked = subject_forms(question)
-    named = {u: len(asked & form_set([texts[u]])) for u in current}
+    named = {u: len(asked & known[u]) for u in current}
     out: dict[int, list[str]] = {}
-    for span in spans:
+    for span, shown in spans:  # shown: a clock time whole, "23:40"
         holders = [u for u in current if span in alone[u]]
         best = max((named[u] for u in holders), default=0)
-        shown = _shown(sentence, span[0])  # a clock time whole: "23:40"
         for u in (u for u in holders if named[u] == best):
             out.setdefault(u, []).extend([shown] if shown not in out.get(u, []) else [])
     return out

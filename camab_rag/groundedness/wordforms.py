@@ -1471,7 +1471,8 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             ) or _asked_elsewhere(value, unit, _local(part, start, span), context):
                 spans.append((s_start + start, s_start + end))
         spans += [
-            (s_start + a, s_start + b) for a, b in _price_misread(part, found, reply, context)
+            (s_start + a, s_start + b)
+            for a, b in _price_misread(part, found, (reply, worked), context)
         ]
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
@@ -1541,19 +1542,20 @@ def _thing(word_form: str) -> str:
 
 
 def _price_misread(
-    part: str, found: Sequence[_Word], reply: int, context: ContextWords
+    part: str, found: Sequence[_Word], read: tuple[int, frozenset[str]], context: ContextWords
 ) -> list[tuple[int, int]]:
     """The amounts and "free"s of ``part`` the current context states otherwise of the thing
     priced: a price where the clause naming it most closely says it is free ("Blocking a card
     is free of charge, and a replacement card costs 10 euros." against "blocking a card costs
-    10 euros"), "free" where that clause gives a price ("A replacement card is free.")."""
+    10 euros"), "free" where that clause gives a price ("A replacement card is free.").
+    ``read``: where its reply ends and the values it works out ("€14 for the two of you")."""
+    reply, worked = read
     current = [c for c in context.sentences if c.doc not in context.stale]
     paid = [any(u in _MONEY for _, u in c.amounts) for c in current]
     priced = [c for c, p in zip(current, paid) if p and not c.own & _FREE_FORMS]
     free = [c for c, p in zip(current, paid) if "free" in c.own and not p]
     if not priced or not free:
         return []
-    worked = derived_values(part, context)  # "€14 for the two of you": two at €7
     money = {at for at, q in quantities(part) if q.unit in _MONEY and q.value not in worked}
     negated = [end for _, end, w, _ in found if w in NEGATIONS | {"t"}]
     asked = {_thing(f) for f in context.asked - _PRICE_FORMS}  # "Yes, it costs 10 euros."
