@@ -805,11 +805,14 @@ TITLES_CHECK = RESULTS / "quality" / "heldout_titles.jsonl"
 titles``), one line per example."""
 TITLES_MODEL_CHECK = RESULTS / "quality" / "heldout_titles_model.jsonl"
 """The same with the model's own answer (``lds-design titles --answer model``)."""
+LIKELY_CHECK = RESULTS / "quality" / "heldout_likely.jsonl"
+"""New HotpotQA rows at 64 calls for the random halves for a likely answer (``lds-design
+likely``), one line per example and answer shape."""
 
 
 def checked_ids() -> set[str]:
     """The ids of every row a held-out check holds (the checks' new rows skip them)."""
-    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK)
+    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK, LIKELY_CHECK)
     return {r["id"] for path in checks for r in read_results(path)}
 
 

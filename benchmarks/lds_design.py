@@ -70,6 +70,7 @@ from benchmarks.lds_default import (
     default_headlines,
     default_section,
 )
+from benchmarks.lds_likely import likely_command, likely_report_command
 from benchmarks.lds_titles import (
     BEFORE,
     CANDIDATES,
@@ -2090,6 +2091,10 @@ def main() -> None:
     titles_parser.add_argument("--n", type=int, default=3)
     titles_parser.add_argument("--budget", type=int, default=32)
     titles_parser.add_argument("--answer", choices=("gold", "model"), default="gold")
+    likely_parser = sub.add_parser("likely", help="new rows: the halves for a likely answer")
+    likely_parser.add_argument("--shard", default="0/1", help="i/k: every k-th row from the i-th")
+    likely_report = sub.add_parser("likely-report", help="the likely-answer rows' test")
+    likely_report.add_argument("--no-write", dest="write", action="store_false")
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
     short = [f"{stem}.{shape}" for stem in STEMS for shape in SHAPES if shape != "model"]
     report_parser.add_argument("--results-list", nargs="+", default=[*STEMS, *short])
@@ -2099,6 +2104,7 @@ def main() -> None:
     logging.getLogger("camab_rag").setLevel(logging.ERROR)
     commands = {"run": run_command, "report": report_command, "heldout": heldout_command}
     commands["titles"] = titles_command
+    commands |= {"likely": likely_command, "likely-report": likely_report_command}
     commands[args.command](args)
 
 
