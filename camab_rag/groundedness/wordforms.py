@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -1415,7 +1415,9 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         if replied and not qualified:
             asked = [v for v in context.asked if v in OPPOSITES]
             claimed = [OPPOSITES[v] for v in asked] if words[0] == "no" else asked
-            if any(_said_by((v, OPPOSITES[v]), answered) == {OPPOSITES[v]} for v in claimed):
+            if any(_said_by((v, OPPOSITES[v]), answered) == {OPPOSITES[v]} for v in claimed) or (
+                words[0] == "no" and _said_free(answered, context)  # "Is it free for ...?"
+            ):
                 spans.append((found[0][0], found[0][1]))
         sentence = _closest(subject, context)
         bounds = {
@@ -1423,6 +1425,8 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             for at, bound in limits(part)
             if (decided := _bound_held(bound, subject, context)) is not None
         }
+        if not negators:  # "On Mondays." for the South district: its page says Thursdays
+            spans += [(s_start + a, s_start + b) for a, b in _other_days(found, subject, context)]
         if sentence[1][1] == 0 and words not in (["yes"], ["no"]) and not bounds:
             continue
         worked = derived_values(part, context)
@@ -1497,6 +1501,37 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+def _said_free(answered: Sequence[Sentence], context: ContextWords) -> bool:
+    """Whether the question asks if something is free and the clauses answering it say it
+    is ("The collection is free for residents over 75."), none negated and none pricing it
+    ("free for members and 5 euros a day for everyone else"): a "No" misreads."""
+    asked = context.asked & _FREE_FORMS
+    priced = any(unit in _MONEY for c in answered for _, unit in c.amounts)
+    return bool(asked) and not priced and any(c.own & asked and not c.negated for c in answered)
+
+
+def _other_days(
+    found: Sequence[_Word], subject: frozenset[str], context: ContextWords
+) -> list[tuple[int, int]]:
+    """The weekdays of a sentence that the current clauses closest to its subject (with the
+    question's, for a bare "On Mondays.") give other days for, while another clause states
+    them: "On Mondays." for the South district, whose bins go out on Thursdays, the North
+    district's on Mondays. A day the question asks is its subject, not a value."""
+    days = [(a, b, f) for a, b, _, f in found if f in WEEKDAYS and f not in context.asked]
+    if not days or any(f in OPPOSITES for *_, f in found):  # "open"/"closed" days: opposites
+        return []
+    own = subject - CALENDAR - _VALUE_VERBS - _UNIT_WORDS
+    if len(own) < 2:  # "They are collected on Mondays.": what the question asks
+        own |= _asked_forms(context) - CALENDAR
+    _, best, closest = _closest(own, context)
+    closest = [c for c in closest if c.doc not in context.stale] or closest
+    covered = [c.own | c.named_days | c.implied for c in closest]
+    if best[1] < 2 or not closest or not all(set(WEEKDAYS) & days_ for days_ in covered):
+        return []
+    stated = frozenset().union(*(c.own | c.named_days for c in context.sentences))
+    return [(a, b) for a, b, f in days if f in stated and not any(f in d for d in covered)]
 
 
 _RUN_GAP = re.compile(r"[ \u00a0]")
@@ -2101,20 +2136,28 @@ def _current_rivals(
     if not holders or holders - context.stale:
         return frozenset()
     asked = max(_asked_by(context, d) for d in holders)
-    return frozenset(
-        c.doc
-        for c in _closest_outside(subject, context, context.stale)
-        if _asked_by(context, c.doc) >= asked and any(map(is_number, c.own - content))
-    )
+
+    def numbered(c: Sentence) -> bool:  # the heading "Bulky waste collection." states none
+        return any(map(is_number, c.own - content))
+
+    closest = _closest_outside(subject, context, context.stale, numbered)
+    return frozenset(c.doc for c in closest if _asked_by(context, c.doc) >= asked)
 
 
 def _closest_outside(
-    subject: frozenset[str], context: ContextWords, skip: frozenset[int]
+    subject: frozenset[str],
+    context: ContextWords,
+    skip: frozenset[int],
+    keep: Callable[[Sentence], bool] | None = None,
 ) -> list[Sentence]:
-    """The clauses closest to ``subject`` (value verbs aside) of the texts not in ``skip``;
-    none when none shares a word."""
+    """The clauses closest to ``subject`` (value verbs aside) of the texts not in ``skip``
+    (of those ``keep`` takes, if given); none when none shares a word."""
     overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
-    kept = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in skip]
+    kept = [
+        (c, n)
+        for c, n in zip(context.sentences, overlap)
+        if c.doc not in skip and (keep is None or keep(c))
+    ]
     best = max((n for _, n in kept), default=_NONE)
     return [c for c, n in kept if best[1] and n[:3] == best[:3]]
 
@@ -2431,6 +2474,8 @@ def _per(text: str, rest: Sequence[_Word]) -> str:
     _, end, word, value = rest[0]
     if value in PERIODS.values() and word in PERIODS:  # "25 euros hourly"
         return value
+    if word == "for" and len(rest) > 1 and rest[1][2] == "each":  # "8 euros for each of"
+        return "*"
     if word not in RATE_WORDS:
         return ""
     joined = len(rest) > 1 and not text[end : rest[1][0]].strip()

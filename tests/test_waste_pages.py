@@ -1,0 +1,104 @@
+"""How the gate reads a council's waste-service pages (fresh-user review, session 69): an
+archived price whose current page opens with a heading, a day given for another district,
+and a "No" to "Is it free for ...?" where the page says it is."""
+
+from __future__ import annotations
+
+import pytest
+
+from camab_rag.groundedness.anchors import followed_up
+from camab_rag.groundedness.score import unchecked_facts
+from camab_rag.groundedness.wordforms import ContextWords, misread_spans, rivals
+
+DAYS = (
+    "Household bin collection days. Bins in the North district are collected on Mondays. "
+    "Bins in the South district are collected on Thursdays. Put your bin out by 7 am."
+)
+BULKY = (
+    "Bulky waste collection. We collect up to 3 bulky items for 25 euros. Each extra item "
+    "costs 8 euros. The collection is free for residents over 75."
+)
+CENTRE = (
+    "Recycling centre opening hours. The centre is open from 9:00 to 16:00. The centre is "
+    "closed on Tuesdays all year."
+)
+ARCHIVED = (
+    "ARCHIVED PAGE: 2024 fees, superseded. Bulky waste collection cost 20 euros for up to 3 "
+    "items and each extra item cost 6 euros."
+)
+PAGES = [DAYS, BULKY, CENTRE, ARCHIVED]
+NORTH = "When are bins collected in the North district?"
+
+
+def _misread(answer: str, question: str) -> list[str]:
+    return [answer[a:b] for a, b in misread_spans(answer, ContextWords.of(PAGES, question))]
+
+
+def test_an_archived_price_is_disputed_by_the_current_pages_priced_clause():
+    # review w01: "20 euros." passed; the current page's closest clause was its heading
+    context = ContextWords.of(PAGES, "How much does bulky waste collection cost?")
+    answer = "20 euros."
+    assert [(answer[a:b], sorted(d)) for (a, b), d in rivals(answer, context)] == [("20", [1])]
+    assert rivals("25 euros.", context) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        ("On Mondays.", ["Mondays"]),  # review w05, a chat follow-up
+        ("They are collected on Mondays.", ["Mondays"]),
+        ("South district bins are collected on Mondays.", ["Mondays"]),  # review w07
+        ("On Thursdays.", []),
+        ("South district bins are collected on Thursdays.", []),
+    ],
+)
+def test_a_day_the_closest_clause_does_not_give_is_misread(answer, misread):
+    history = [{"role": "user", "content": NORTH}, {"role": "assistant", "content": "On Mondays."}]
+    question = followed_up("And in the South district?", history, PAGES)
+    assert "South district" in question
+    assert _misread(answer, question) == misread
+
+
+def test_days_read_with_open_or_closed_are_left_to_the_opposites():
+    question = "When is the recycling centre open?"
+    assert _misread("It is open on Mondays and closed on Tuesdays.", question) == []
+    assert _misread("On Mondays.", NORTH) == []  # the day the North district's page gives
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        ("No.", ["No"]),
+        ("No, it costs 25 euros.", ["No"]),  # review w08 passed
+        ("Yes.", []),
+        ("Yes, it is free for residents over 75.", []),
+    ],
+)
+def test_a_no_to_is_it_free_misreads_where_the_page_says_free(answer, misread):
+    assert _misread(answer, "Is bulky waste collection free for residents over 75?") == misread
+
+
+def test_a_no_to_is_it_free_stands_where_the_clause_also_prices_it():
+    pages = ["Wi-Fi. Wi-Fi is free for members and costs 5 euros a day for everyone else."]
+    context = ContextWords.of(pages, "Is the Wi-Fi free?")
+    assert misread_spans("No.", context) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "unchecked"),
+    [  # review r14: the right total read "the sources do not say “41”"
+        (
+            "It would cost 41 euros: 25 euros for the first three and 8 euros for each of the "
+            "two extra items.",
+            [],
+        ),
+        (
+            "It would cost 45 euros: 25 euros for the first three and 8 euros for each of the "
+            "two extra items.",
+            ["45"],
+        ),
+    ],
+)
+def test_a_total_worked_from_a_price_for_each_extra_item_is_shown(answer, unchecked):
+    context = ContextWords.of(PAGES, "How much would it cost to collect 5 bulky items?")
+    assert unchecked_facts(answer, context) == unchecked
