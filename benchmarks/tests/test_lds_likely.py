@@ -11,7 +11,9 @@ import pytest
 from benchmarks import lds_likely
 
 
-def _line(row: int, shape: str, candidate: float, auto: float = 0.5, peer: float = 0.5) -> dict:
+def _line(
+    row: int, shape: str, candidate: float, auto: float = 0.5, peer: float = 0.5
+) -> dict[str, Any]:
     lds = {"auto": auto, "candidate": candidate, "contextcite": peer, "lexical": 0.2}
     drop = {"auto": 1.0, "candidate": 1.0, "contextcite": 1.0, "lexical": 0.5}
     return {
