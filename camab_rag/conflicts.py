@@ -28,6 +28,7 @@ from camab_rag.groundedness.wordforms import (
     name_number_starts,
     narrower_page,
     numbered_names,
+    price_disputes,
     rivals,
     subject_forms,
     unit_clashes,
@@ -282,6 +283,8 @@ def disputes(
                 words = [w for w in words if not _off_subject(_form(w), own, known, asked)]
                 if words:
                     found.setdefault(own, []).extend(w for w in words if w not in found[own])
+            for own, words in price_disputes(response[a:b], every).items():  # "is free"
+                found.setdefault(own, []).extend(w for w in words if w not in found[own])
     current = [u for u in range(len(texts)) if u not in every.stale]
     for a, b in sentences if start < len(response) else []:
         if a < end and b > start:  # a misread number no page was found disputing

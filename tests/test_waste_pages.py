@@ -4,8 +4,11 @@ and a "No" to "Is it free for ...?" where the page says it is."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from fakes import over_sentences
 
+from camab_rag.conflicts import disputes
 from camab_rag.groundedness.anchors import followed_up
 from camab_rag.groundedness.score import unchecked_facts
 from camab_rag.groundedness.wordforms import ContextWords, misread_spans, rivals
@@ -102,3 +105,21 @@ def test_a_no_to_is_it_free_stands_where_the_clause_also_prices_it():
 def test_a_total_worked_from_a_price_for_each_extra_item_is_shown(answer, unchecked):
     context = ContextWords.of(PAGES, "How much would it cost to collect 5 bulky items?")
     assert unchecked_facts(answer, context) == unchecked
+
+
+GARDEN = (
+    "Garden waste subscription. A garden waste subscription costs 45 euros a year for one "
+    "bin. A second bin costs 30 euros a year."
+)
+
+
+def test_free_where_a_page_prices_it_is_disputed_by_that_page():
+    # review w14: "something else about “free”" named no source
+    pages = [*PAGES, GARDEN]
+    question = "How much is a garden waste subscription? And a second bin?"
+    result = over_sentences(pages, question, "A second bin is free.", lambda s: np.zeros(len(s)))
+    assert disputes(result) == {4: ["free"]}
+    right = over_sentences(
+        pages, question, "A second bin costs 30 euros a year.", lambda s: np.zeros(len(s))
+    )
+    assert disputes(right) == {}

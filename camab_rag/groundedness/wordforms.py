@@ -1476,7 +1476,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 spans.append((s_start + start, s_start + end))
         spans += [
             (s_start + a, s_start + b)
-            for a, b in _price_misread(part, found, (reply, worked), context)
+            for (a, b), _ in _price_misread(part, found, (reply, worked), context)
         ]
         if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
             s_start == 0
@@ -1576,14 +1576,36 @@ def _thing(word_form: str) -> str:
     return word_form[:-3] if word_form.endswith("ing") and len(word_form) > 6 else word_form
 
 
+def price_disputes(text: str, context: Collection[str]) -> dict[int, list[str]]:
+    """The current texts whose clause reads a price or a "free" of ``text`` otherwise
+    (:func:`_price_misread`), with those words: "A second bin is free." is disputed by the
+    page pricing a second bin, whatever other page says something else is free."""
+    if not isinstance(context, ContextWords) or not context.sentences:
+        return {}
+    out: dict[int, list[str]] = {}
+    for s_start, s_end in split_sentences(text) or [(0, len(text))]:
+        part = _unled(text[s_start:s_end])
+        found = forms(part)
+        words = [w for _, _, w, _ in found]
+        lead = _REPLY.match(part)
+        reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
+        read = (reply, derived_values(part, context))
+        for (a, b), docs in _price_misread(part, found, read, context):
+            for doc in sorted(docs):
+                said = out.setdefault(doc, [])
+                said += [part[a:b]] if part[a:b] not in said else []
+    return out
+
+
 def _price_misread(
     part: str, found: Sequence[_Word], read: tuple[int, frozenset[str]], context: ContextWords
-) -> list[tuple[int, int]]:
+) -> list[tuple[tuple[int, int], frozenset[int]]]:
     """The amounts and "free"s of ``part`` the current context states otherwise of the thing
-    priced: a price where the clause naming it most closely says it is free ("Blocking a card
-    is free of charge, and a replacement card costs 10 euros." against "blocking a card costs
-    10 euros"), "free" where that clause gives a price ("A replacement card is free.").
-    ``read``: where its reply ends and the values it works out ("€14 for the two of you")."""
+    priced, each with the texts of the clauses stating so: a price where the clause naming it
+    most closely says it is free ("Blocking a card is free of charge, and a replacement card
+    costs 10 euros." against "blocking a card costs 10 euros"), "free" where that clause gives
+    a price ("A replacement card is free."). ``read``: where its reply ends and the values it
+    works out ("€14 for the two of you")."""
     reply, worked = read
     current = [c for c in context.sentences if c.doc not in context.stale]
     paid = [any(u in _MONEY for _, u in c.amounts) for c in current]
@@ -1602,7 +1624,7 @@ def _price_misread(
         and f not in _PRICE_FORMS | UNIT_FORMS | _UNIT_WORDS
         and not is_number(f)
     ]
-    spans = []
+    spans: list[tuple[tuple[int, int], frozenset[int]]] = []
     for start, end, _, value in found:
         said_free = value == "free" and start >= reply
         if said_free and any(start - 12 < n <= start for n in negated):  # "not free"
@@ -1614,12 +1636,16 @@ def _price_misread(
         things = {_thing(f) for s, f in named if a <= s < b}
         things = things or (set() if named else asked)
         best_free, best_priced = (max(_named(things, c) for c in cs) for cs in (free, priced))
-        if (said_free and best_priced > max(best_free, 1)) or (
+        if said_free and best_priced > max(best_free, 1):
+            docs = {c.doc for c in priced if _named(things, c) == best_priced}
+            spans.append(((start, end), frozenset(docs)))
+        elif (
             not said_free
             and best_free > max(best_priced, 1)  # two things named: "blocking a card"
             and not any(value in c.forms for c in free)
         ):
-            spans.append((start, end))
+            docs = {c.doc for c in free if _named(things, c) == best_free}
+            spans.append(((start, end), frozenset(docs)))
     return spans
 
 
