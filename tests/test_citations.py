@@ -249,7 +249,9 @@ def test_a_source_highlights_the_passage_holding_the_sentences_value():
     (shown,) = cited.source(1).highlights
     assert shown.text.startswith("The shop is open Monday to Saturday")
     # the model's support is under the weakest bar: shown as "holds the answer"
-    assert "holds the answer The shop is open" in " ".join(cited.to_terminal().split())
+    shown_text = " ".join(cited.to_terminal().split())
+    assert "holds the answer The shop is open" in shown_text
+    assert "no bar: the passage holds the answer" in shown_text  # the legend says so
     # a sentence's first word is no name: "Use" does not pick the passage opening "Use"
     text = "Use --host to connect to a remote server. The --ttl option sets an expiry."
     response = "Use the --ttl flag for an expiry. It is in seconds."

@@ -40,6 +40,7 @@ NOTICE_STYLE = {
 }
 LEVEL_STYLE = {3: PROXY, 2: YELLOW, 1: "\x1b[2;33m"}  # strong, support, weak
 BAR_LEGEND = "the passage that supports the answer; a longer bar is stronger"
+NO_BAR_LEGEND = "no bar: the passage holds the answer, the model's support too weak to measure"
 NO_BREAK = "\u00a0"  # a space textwrap does not break at
 
 DISPUTED_LINES = 3
@@ -130,5 +131,9 @@ def render_terminal(
             for _, block in sorted(blocks, key=lambda block: block[0]):  # the source's order
                 out += block
     if has_highlights(answer):  # words only: the figures are in to_dict() for developers
-        out += ["", style(DIM, f"bar: {BAR_LEGEND}")]
+        bare = any(
+            not support_level(h.score) for s in answer.sources for h in shown_highlights(answer, s)
+        )
+        legend = f"bar: {BAR_LEGEND}" + (f"; {NO_BAR_LEGEND}" if bare else "")
+        out += ["", style(DIM, legend)]
     return "\n".join(out) + "\n"
