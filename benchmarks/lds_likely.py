@@ -296,7 +296,9 @@ def likely_section() -> str:
         f"{UNLIKELY_ANSWER} nats a token or above at the full context): "
         f"{'; '.join(screen)}. Priced rows whose `auto` replayed on the kept rewards "
         f"matches its run through `Attributor`: {matched} of "
-        f"{sum('lds' in x for x in lines)}. {minutes:.0f} minutes of one core so far."
+        f"{sum('lds' in x for x in lines)}. {minutes:.0f} minutes of one core so far. "
+        "Priced by `nice -n 10 .venv/bin/python -m benchmarks lds-design likely --shard 0/2` "
+        "and `--shard 1/2` at once, which resume from the file."
     )
     verdict = _verdict(lines)
     if verdict.startswith("Not read yet"):  # no figure before the test reads them all
