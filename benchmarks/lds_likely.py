@@ -255,20 +255,19 @@ def _verdict(lines: list[dict[str, Any]]) -> str:
     short = _rows(lines, "span") + _rows(lines, "sentence")
     a = float(np.mean(_target_gap(short, "candidate", "auto")))
     b = float(np.mean(_target_gap(_rows(lines, "model"), "candidate", "auto")))
-    lost = []
+    lost, dropped = [], []
     for shape in ROWS:
+        rows = _rows(lines, shape)
         for kind, title in SAMPLES.items():
-            rows = _rows(lines, shape)
             mean = {m: np.nanmean([x["lds"][kind][m] for x in rows]) for m in LABELS}
             if mean["auto"] >= mean["contextcite"] - LINE > mean["candidate"]:
                 lost.append(f"{shape}, {title}")
-    for shape in ROWS:
-        rows = _rows(lines, shape)
         ours, theirs = (
             float(np.mean([x["drop"][m] for x in rows])) for m in ("candidate", "contextcite")
         )
         if ours < theirs - LINE:
-            lost.append(f"{shape}, drop@{DROP_K}")
+            dropped.append(f"{shape}, drop@{DROP_K}")
+    lost += dropped  # the LDS cells first, then the drops
     passed = a >= LINE and b >= -LINE and not lost
     return (
         f"(a) {a:+.3f}: {'passed' if a >= LINE else 'failed'}; (b) {b:+.3f}: "

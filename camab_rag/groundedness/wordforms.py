@@ -1371,8 +1371,7 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         if not subject - _VALUE_VERBS - _UNIT_WORDS:  # "Every 10 minutes." to "On Sundays?"
             subject |= context.asked & CALENDAR
         words = [w for _, _, w, _ in found]
-        lead = _REPLY.match(part)  # "No, ..." or a bare "No": a reply, not a negation
-        reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
+        reply = _reply_end(part, words)
         negators = [
             k
             for k, (start, _, word, value) in enumerate(found)
@@ -1503,6 +1502,13 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
     return spans
 
 
+def _reply_end(part: str, words: Sequence[str]) -> int:
+    """Where a sentence's reply ends: after "No, ..." or a bare "No"/"Yes" (a reply, not a
+    negation), else 0."""
+    lead = _REPLY.match(part)
+    return lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
+
+
 def _said_free(answered: Sequence[Sentence], context: ContextWords) -> bool:
     """Whether the question asks if something is free and the clauses answering it say it
     is ("The collection is free for residents over 75."), none negated and none pricing it
@@ -1587,9 +1593,7 @@ def price_disputes(text: str, context: Collection[str]) -> dict[int, list[str]]:
         part = _unled(text[s_start:s_end])
         found = forms(part)
         words = [w for _, _, w, _ in found]
-        lead = _REPLY.match(part)
-        reply = lead.end() if lead else len(part) if words in (["no"], ["yes"]) else 0
-        read = (reply, derived_values(part, context))
+        read = (_reply_end(part, words), derived_values(part, context))
         for (a, b), docs in _price_misread(part, found, read, context):
             for doc in sorted(docs):
                 said = out.setdefault(doc, [])

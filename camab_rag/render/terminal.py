@@ -95,6 +95,7 @@ def render_terminal(
         one = kind in ("pass", "check", "fail", "proxy")
         lines = [("! " if kind == "proxy" else "") + line] if one else textwrap.wrap(line, cols)
         out += ["", *(style(NOTICE_STYLE[kind], part) for part in lines)]
+    bare = False  # a highlight shown without a bar ("holds the answer")
     if answer.sources:
         out += ["", style(BOLD, "Sources")]
         indent = " " * 6
@@ -111,6 +112,7 @@ def render_terminal(
             if source.url:
                 out.append(indent + style(DIM, _one_line(source.url)))
             shown = shown_highlights(answer, source)
+            bare = bare or any(not support_level(h.score) for h in shown)
             if source.disputes and not shown and not source.disputing:  # what it says instead
                 width = cols - len(indent)
                 said = textwrap.wrap(_one_line(source.text), width, max_lines=DISPUTED_LINES)
@@ -131,9 +133,6 @@ def render_terminal(
             for _, block in sorted(blocks, key=lambda block: block[0]):  # the source's order
                 out += block
     if has_highlights(answer):  # words only: the figures are in to_dict() for developers
-        bare = any(
-            not support_level(h.score) for s in answer.sources for h in shown_highlights(answer, s)
-        )
         legend = f"bar: {BAR_LEGEND}" + (f"; {NO_BAR_LEGEND}" if bare else "")
         out += ["", style(DIM, legend)]
     return "\n".join(out) + "\n"
