@@ -123,3 +123,27 @@ def test_free_where_a_page_prices_it_is_disputed_by_that_page():
         pages, question, "A second bin costs 30 euros a year.", lambda s: np.zeros(len(s))
     )
     assert disputes(right) == {}
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        ("It costs 30 euros a year.", []),  # session 70: "30" read against the 45
+        ("A second bin costs 30 euros a year.", []),
+        ("It costs 45 euros a year.", ["45"]),
+        ("A second bin costs 45 euros a year.", ["45"]),
+    ],
+)
+def test_a_follow_ups_own_subject_picks_the_clause_its_pronoun_stands_for(answer, misread):
+    # "And a second bin?" after the subscription's price: the clause on a second bin
+    history = [
+        {"role": "user", "content": "How much is a garden waste subscription?"},
+        {"role": "assistant", "content": "45 euros a year."},
+    ]
+    pages = [*PAGES, GARDEN]
+    question = followed_up("And a second bin?", history, pages)
+    context = ContextWords.of(pages, question)
+    assert context.latest == {"second", "bin"}
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+    result = over_sentences(pages, question, answer, lambda s: np.zeros(len(s)))
+    assert disputes(result) == ({4: misread} if misread else {})

@@ -13,6 +13,7 @@ import numpy as np
 from camab_rag.errors import ScorerError
 from camab_rag.groundedness.wordforms import (
     CALENDAR,
+    FOLLOW_UP,
     STOPWORDS,
     ContextWords,
     numbered_names,
@@ -108,7 +109,6 @@ def context_words(
     return ContextWords.of(texts, followed_up(question, history, texts), pages)
 
 
-_FOLLOW_UP = re.compile(r"\s*(?:and|what about|how about)\b", re.IGNORECASE)
 _OTHER = re.compile(r"\bthe other ([a-z]+)\b", re.IGNORECASE)
 
 
@@ -122,7 +122,7 @@ def followed_up(
     Sundays?")."""
     earlier = [str(m.get("content", "")) for m in history or () if m.get("role") == "user"]
     own = subject_forms(question) - CALENDAR
-    if earlier and (_FOLLOW_UP.match(question) or not own):
+    if earlier and (FOLLOW_UP.match(question) or not own):
         before = _other(earlier[-1], question, texts)
         before = _DAYS.sub("", before) if _DAYS.search(question) else before
         return f"{before} {question}"

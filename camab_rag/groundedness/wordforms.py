@@ -447,6 +447,9 @@ class ContextWords(frozenset[str]):
     forms: frozenset[str]
     sentences: tuple[Sentence, ...]
     asked: frozenset[str]
+    latest: frozenset[str]
+    """The subject a follow-up closing the question names ("a second bin" of "How much is
+    a garden waste subscription? And a second bin?"): part of ``asked``, read first."""
     quantities: tuple[tuple[Quantity, ...], ...]
     asked_values: tuple[Quantity, ...]
     told: frozenset[str]
@@ -478,6 +481,7 @@ class ContextWords(frozenset[str]):
         named: Iterable[tuple[str, str]] = (),
         variants: Iterable[str] = (),
         clocked: Iterable[str] = (),
+        latest: Iterable[str] = (),
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.named = frozenset(named)
@@ -489,6 +493,7 @@ class ContextWords(frozenset[str]):
         made.forms = frozenset(forms) | frozenset(form(w) for w in made) | made.told
         made.sentences = tuple(sentences)
         made.asked = frozenset(asked)
+        made.latest = frozenset(latest) & made.asked
         made.quantities = tuple(quantities)
         made.asked_values = tuple(asked_values)
         made._memo = {}  # derived values by text, misread spans by (text, stop words)
@@ -534,6 +539,7 @@ class ContextWords(frozenset[str]):
             variants=_variants(texts),
             clocked=form_set(" ".join(clock_times(t)) for t in texts)
             - form_set(_CLOCK_TIME.sub(" ", t) for t in texts),
+            latest=_followed(question),
         )
 
     def __or__(self, other: Collection[str]) -> ContextWords:  # type: ignore[override]
@@ -554,7 +560,20 @@ class ContextWords(frozenset[str]):
             (self.clocked | other.clocked)
             - (self.forms - self.clocked)
             - (other.forms - other.clocked),
+            self.latest | other.latest,
         )
+
+
+FOLLOW_UP = re.compile(r"\s*(?:and|what about|how about)\b", re.IGNORECASE)
+"""How a question following another one up opens ("And a second bin?")."""
+
+
+def _followed(question: str) -> frozenset[str]:
+    """The subject of a follow-up ending ``question`` after another sentence (no days)."""
+    spans = split_sentences(question)
+    if len(spans) < 2 or not FOLLOW_UP.match(question[slice(*spans[-1])]):
+        return frozenset()
+    return subject_forms(question[slice(*spans[-1])]) - CALENDAR
 
 
 _STALE = re.compile(
@@ -801,7 +820,7 @@ def _closest(
             len(days & (c.own | c.named_days)) + len(days & c.named_days),
             len(subject & c.forms),
             len(subject & c.own),
-            _asked_in(asked, c),
+            _asked_in(asked, c, context.latest),
         )
         for c in context.sentences
     ]
@@ -809,10 +828,12 @@ def _closest(
     return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
 
 
-def _asked_in(asked: frozenset[str], clause: Sentence) -> int:
+def _asked_in(asked: frozenset[str], clause: Sentence, latest: frozenset[str] = frozenset()) -> int:
     """How many of the question's words ``clause`` holds, a longer word they start counting
-    ("viewing" for "view")."""
-    return sum(holds(word, clause.forms) for word in asked)
+    ("viewing" for "view"); each of a closing follow-up's (``latest``) outweighs the rest
+    ("A second bin costs 30 euros", not the subscription's 45, for "And a second bin?")."""
+    count = sum(holds(word, clause.forms) for word in asked)
+    return count + (len(asked) + 1) * sum(holds(word, clause.forms) for word in latest & asked)
 
 
 def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[str] | None:
