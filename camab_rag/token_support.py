@@ -19,7 +19,7 @@ from camab_rag.sentences import split_sentences
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 _ARRAYS = ("starts", "ends", "full", "empty", "counts")
-_ALNUM_RUN = re.compile(r"[^\W_]+")
+_ALNUM_RUN = re.compile(r"[^\W_]+(?:[-\u2010\u2011][^\W\d_]+)*")  # "Wi-Fi", "24-hour": one word
 UNLIKELY_LOGPROB = math.log(0.5)  # a token is *unlikely* below this log-prob with the context
 
 

@@ -68,6 +68,15 @@ def test_a_run_is_cut_at_the_sentence_boundary_and_widened_to_words():
     ]
 
 
+def test_a_hyphenated_word_is_widened_whole_but_not_a_number_range():
+    # review 3 #24: "Wi" and "Fi" of "Wi-Fi" were named apart
+    answer = "Wi-Fi on board, 9-17."
+    offsets = [0, 2, 3, 5, 8, 14, 16, 17, 18, 20]  # "Wi", "-", "Fi", " on", " board", ...
+    full = [-3.0, -0.1, -0.1, -0.1, -3.0, -0.1, -0.1, -0.1, -3.0, -0.1]
+    s = TokenSupport.from_logprobs(answer, logprobs(full, offsets), logprobs([-1.0] * 10, offsets))
+    assert [x.text for x in s.unsupported_spans()] == ["Wi-Fi", "board", "17"]
+
+
 def test_different_tokenizations_are_merged_into_agreeing_pieces():
     # the empty-context call split "Paris" in two and merged " is big"
     empty = logprobs(
