@@ -9,6 +9,7 @@ from fakes import KeywordScorer, over_sentences
 
 from camab_rag.attributor import assess_answer
 from camab_rag.conflicts import disputes
+from camab_rag.groundedness.anchors import followed_up
 from camab_rag.groundedness.wordforms import ContextWords, derived_values, misread_spans, rivals
 from camab_rag.render.text import verdict_text
 
@@ -131,3 +132,25 @@ def test_a_follow_ups_bare_amount_is_not_read_against_the_earlier_question():
         "And for contractors?", HANDBOOK, answer, KeywordScorer(), history=history
     )
     assert report.sentences[0].contested == ("2",)
+
+
+@pytest.mark.parametrize(
+    ("answer", "rivalled"),
+    [
+        ("Up to 4 days per week.", []),  # review 1 (session 67): contested by the employees'
+        ("4 days.", []),
+        ("They can work remotely up to 4 days per week.", []),
+        ("Also 2 days per week.", [("2", [4])]),
+        ("Up to 2 days per week.", [("2", [4])]),
+    ],
+)
+def test_the_earlier_subjects_page_is_no_rival_of_a_follow_ups_value(answer, rivalled):
+    """To "And for contractors?" after the employees' remote days, the contractors' 4 is
+    theirs: the employees' page (2) holds none of the follow-up's own subject."""
+    history = [
+        {"role": "user", "content": "How many days per week can employees work remotely?"},
+        {"role": "assistant", "content": "Up to 2 days per week."},
+    ]
+    context = ContextWords.of(HANDBOOK, followed_up("And for contractors?", history, HANDBOOK))
+    found = [(answer[a:b], sorted(d)) for (a, b), d in rivals(answer, context)]
+    assert found == rivalled

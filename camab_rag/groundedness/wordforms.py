@@ -2031,12 +2031,14 @@ def rivals(
                 if not holders and not changed:
                     continue
                 asked = max(_asked_by(context, d) for d in holders or changed)
+                followed = max(_followed_by(context, d) for d in holders or changed)
                 past = context.stale if holders - context.stale else frozenset()
                 against = frozenset(
                     c.doc
                     for c in near
                     if c.doc not in holders | past  # an archived page beside a current one
                     and _asked_by(context, c.doc) >= asked  # a page of the question's subject
+                    and _followed_by(context, c.doc) >= followed  # "And for contractors?"
                     and not c.states(value, unit)
                     and any(map(is_number, c.own - content))
                     and not _narrower(c, near, value, unit, subject, context)
@@ -2395,6 +2397,13 @@ def _asked_by(context: ContextWords, doc: int) -> int:
     ending in a number ("tram 2") outweighing all the others: the page of the line asked."""
     held = context.asked & _page_forms(context, doc)
     return len(held) + len(context.asked) * sum(" " in w for w in held)
+
+
+def _followed_by(context: ContextWords, doc: int) -> int:
+    """How many of a closing follow-up's own subject forms (:attr:`ContextWords.latest`)
+    text ``doc`` holds: the employees' page is no rival of "4 days." to "And for
+    contractors?" where the contractors' page states 4."""
+    return len(context.latest & _page_forms(context, doc))
 
 
 def _page_forms(context: ContextWords, doc: int) -> frozenset[str]:
