@@ -147,3 +147,24 @@ def test_a_follow_ups_own_subject_picks_the_clause_its_pronoun_stands_for(answer
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
     result = over_sentences(pages, question, answer, lambda s: np.zeros(len(s)))
     assert disputes(result) == ({4: misread} if misread else {})
+
+
+LIBRARY = [
+    "Library. The library is open Monday to Friday from 9:00 to 18:00, and on Saturdays "
+    "from 10:00 to 14:00.",
+    "Museum. The museum is open Tuesday to Saturday, and the shop is open on Mondays.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [
+        ("When is the library open on weekends?", "On Saturdays.", []),  # a day group asked
+        ("When is the library open besides weekdays?", "On Saturdays.", []),  # ", and on ..."
+        ("When is the library open besides weekdays?", "On Saturdays from 10:00 to 14:00.", []),
+        ("When is the museum open?", "On Mondays.", ["Mondays"]),  # the shop's own clause
+    ],
+)
+def test_a_day_a_sentence_goes_on_to_give_is_the_same_subjects(question, answer, misread):
+    context = ContextWords.of(LIBRARY, question)
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread

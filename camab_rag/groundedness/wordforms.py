@@ -1545,20 +1545,46 @@ def _other_days(
     """The weekdays of a sentence that the current clauses closest to its subject (with the
     question's, for a bare "On Mondays.") give other days for, while another clause states
     them: "On Mondays." for the South district, whose bins go out on Thursdays, the North
-    district's on Mondays. A day the question asks is its subject, not a value."""
-    days = [(a, b, f) for a, b, _, f in found if f in WEEKDAYS and f not in context.asked]
+    district's on Mondays. A day the question asks (in a group too: "on weekends") is its
+    subject, not a value; a day a clause states with the sentence's numbers ("and on
+    Saturdays from 10:00 to 14:00") is that clause's."""
+    asked = context.asked.union(*(DAY_GROUPS[g] for g in context.asked & DAY_GROUPS.keys()))
+    days = [(a, b, f) for a, b, _, f in found if f in WEEKDAYS and f not in asked]
     if not days or any(f in OPPOSITES for *_, f in found):  # "open"/"closed" days: opposites
         return []
     own = subject - CALENDAR - _VALUE_VERBS - _UNIT_WORDS
     if len(own) < 2:  # "They are collected on Mondays.": what the question asks
         own |= _asked_forms(context) - CALENDAR
-    _, best, closest = _closest(own, context)
+    overlap, best, closest = _closest(own, context)
     closest = [c for c in closest if c.doc not in context.stale] or closest
     covered = [c.own | c.named_days | c.implied for c in closest]
+    pages = {c.doc for c in closest}
+    going_on = [  # ", and on Saturdays from 10:00": the days of the same subject
+        c.own | c.named_days
+        for c, n in zip(context.sentences, overlap)
+        if c.doc in pages and n[:2] == best[:2] and not _subject_words(c.own)
+    ]
     if best[1] < 2 or not closest or not all(set(WEEKDAYS) & days_ for days_ in covered):
         return []
     stated = frozenset().union(*(c.own | c.named_days for c in context.sentences))
-    return [(a, b) for a, b, f in days if f in stated and not any(f in d for d in covered)]
+    values = {f for *_, f in found if is_number(f)}
+    with_values = frozenset().union(
+        *(c.own | c.named_days for c in context.sentences if values & c.forms)
+    )
+    return [
+        (a, b)
+        for a, b, f in days
+        if f in stated and f not in with_values and not any(f in d for d in covered + going_on)
+    ]
+
+
+def _subject_words(own: frozenset[str]) -> frozenset[str]:
+    """A clause's own words naming what it is about: no day, number, time or small word."""
+    return frozenset(
+        f
+        for f in own - CALENDAR - STOPWORDS - HOURS_FORMS - _VALUE_VERBS - _UNIT_WORDS
+        if not is_number(f)
+    )
 
 
 _RUN_GAP = re.compile(r"[ \u00a0]")
