@@ -168,3 +168,23 @@ LIBRARY = [
 def test_a_day_a_sentence_goes_on_to_give_is_the_same_subjects(question, answer, misread):
     context = ContextWords.of(LIBRARY, question)
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+GARDEN_DAYS = [
+    "Garden waste. Garden waste is collected on Tuesdays.",
+    "ARCHIVED PAGE, superseded. Garden waste bins in the town are collected every week on Mondays.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "misread"),
+    [
+        ("On Tuesdays.", []),
+        ("Garden waste bins are collected on Tuesdays.", []),
+        ("On Mondays.", ["Mondays"]),  # the archived page's day
+    ],
+)
+def test_a_day_is_read_against_the_current_page_where_an_archived_one_is_closer(answer, misread):
+    # the archived clause shares more of the question's words ("bins", "town")
+    context = ContextWords.of(GARDEN_DAYS, "When are garden waste bins collected in the town?")
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread

@@ -1556,6 +1556,10 @@ def _other_days(
     if len(own) < 2:  # "They are collected on Mondays.": what the question asks
         own |= _asked_forms(context) - CALENDAR
     overlap, best, closest = _closest(own, context)
+    now = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in context.stale]
+    if now and all(c.doc in context.stale for c in closest):  # read against current pages
+        best = max(n for _, n in now)
+        closest = [c for c, n in now if n == best]
     closest = [c for c in closest if c.doc not in context.stale] or closest
     covered = [c.own | c.named_days | c.implied for c in closest]
     pages = {c.doc for c in closest}
