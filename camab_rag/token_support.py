@@ -19,7 +19,9 @@ from camab_rag.sentences import split_sentences
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 _ARRAYS = ("starts", "ends", "full", "empty", "counts")
-_ALNUM_RUN = re.compile(r"[^\W_]+(?:[-\u2010\u2011][^\W\d_]+)*")  # "Wi-Fi", "24-hour": one word
+_ALNUM_RUN = re.compile(  # "Wi-Fi" is one word; "5" of "5-year" and "17" of "9-17" stand alone
+    r"[^\W\d_]+(?:[-\u2010\u2011][^\W\d_]+)+|[^\W_]+"
+)
 UNLIKELY_LOGPROB = math.log(0.5)  # a token is *unlikely* below this log-prob with the context
 
 
