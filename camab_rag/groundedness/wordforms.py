@@ -1557,10 +1557,9 @@ def _other_days(
         own |= _asked_forms(context) - CALENDAR
     overlap, best, closest = _closest(own, context)
     now = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in context.stale]
-    if now and all(c.doc in context.stale for c in closest):  # read against current pages
+    if now:  # the current pages' closest clauses, an archived page's closer ones aside
         best = max(n for _, n in now)
         closest = [c for c, n in now if n == best]
-    closest = [c for c in closest if c.doc not in context.stale] or closest
     covered = [c.own | c.named_days | c.implied for c in closest]
     pages = {c.doc for c in closest}
     going_on = [  # ", and on Saturdays from 10:00": the days of the same subject
