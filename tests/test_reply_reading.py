@@ -58,12 +58,15 @@ def _misread(question: str, answer: str) -> list[str]:
         ),
         # no clause names Tuesday (a list of days leaves none out): the reply is not read
         ("Is the permit desk open on Tuesdays?", "No, it is open Monday and Friday.", []),
-        # the branch's page says it does not: the central library's price is a mix-up
+        # the branch's page says it does not: the central library's price is a mix-up, of
+        # a page about another library than the branch asked (its "Yes" is then not marked
+        # again: one misread word per sentence says it)
         (
             "Can I print at the Hill Branch?",
             "Yes, printing costs 0.10 euros per page at the Hill Branch.",
-            ["Yes"],
+            ["0.10"],
         ),
+        ("Can I print at the Hill Branch?", "Yes.", ["Yes"]),
         ("Can I print at the Central Library?", "Yes, printing costs 0.10 euros per page.", []),
         # "no charge" is not a denial of "free"
         ("Is parking free at the recycling depot?", "Yes, parking is free.", []),

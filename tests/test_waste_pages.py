@@ -188,3 +188,57 @@ def test_a_day_is_read_against_the_current_page_where_an_archived_one_is_closer(
     # the archived clause shares more of the question's words ("bins", "town")
     context = ContextWords.of(GARDEN_DAYS, "When are garden waste bins collected in the town?")
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+DISTRICTS = [
+    "North district. Bins in the North district are collected on Mondays. A replacement bin "
+    "costs 15 euros. The North district's recycling centre is open on Sundays.",
+    "South district. In the South district, general waste bins are collected on Thursdays. "
+    "A replacement general waste bin costs 25 euros in the South district. The South "
+    "district's recycling centre is closed on Sundays.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [
+        ("When are general waste bins collected in the North district?", "On Mondays.", []),
+        (
+            "When are general waste bins collected in the North district?",
+            "General waste bins are collected on Thursdays.",
+            ["Thursdays"],
+        ),
+        (
+            "When are general waste bins collected in the North district?",
+            "On Thursdays.",
+            ["Thursdays"],
+        ),
+        (
+            "How much is a replacement general waste bin in the North district?",
+            "A replacement general waste bin costs 15 euros.",
+            [],
+        ),
+        (
+            "How much is a replacement general waste bin in the North district?",
+            "A replacement general waste bin costs 25 euros.",
+            ["25"],
+        ),
+        ("When are bins collected in the South district?", "On Thursdays.", []),
+        ("When are bins collected in the South district?", "On Mondays.", ["Mondays"]),
+        (
+            "Is the general waste recycling centre in the North district open on Sundays?",
+            "Yes.",
+            [],
+        ),
+        (
+            "Is the general waste recycling centre in the North district open on Sundays?",
+            "No.",
+            ["No"],
+        ),
+    ],
+)
+def test_a_page_about_another_district_is_no_source_for_the_one_asked(question, answer, misread):
+    # the South page shares more of the question's words ("general waste"), but the
+    # question names the North district, and the South page names only the South
+    context = ContextWords.of(DISTRICTS, question)
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread

@@ -815,6 +815,7 @@ def _closest(
     """Each clause's :data:`Overlap` with ``subject``, the best, and the clauses that have it;
     ``asked``: the question's words it counts (``context.asked``)."""
     days, asked = subject & CALENDAR, context.asked if asked is None else asked
+    other = _of_other_kinds(subject, context)
     overlap = [  # a day named ("closed on Mondays") counts twice; one of a range or group once
         (
             len(days & (c.own | c.named_days)) + len(days & c.named_days),
@@ -822,10 +823,30 @@ def _closest(
             len(subject & c.own),
             _asked_in(asked, c, context.latest),
         )
+        if c.doc not in other
+        else _NONE
         for c in context.sentences
     ]
     best = max(overlap, default=_NONE)
     return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
+
+
+def _of_other_kinds(subject: frozenset[str], context: ContextWords) -> frozenset[int]:
+    """The texts about another kind of the thing the question or ``subject`` names ("South"
+    where it asks of the North district's bins, :attr:`ContextWords.variants`): each names
+    a kind neither names and none they name, while some text names one they name."""
+    named = (context.asked | subject) & context.variants - CALENDAR
+    if not named:
+        return frozenset()
+    key = ("other kinds", named)
+    if key not in context._memo:
+        pages: dict[int, frozenset[str]] = {}
+        for c in context.sentences:  # the kinds each text names (capitalised, in a sentence)
+            pages[c.doc] = pages.get(c.doc, frozenset()) | c.names & context.variants
+        other = frozenset(d for d, kinds in pages.items() if kinds and not kinds & named)
+        some = any(kinds & named for kinds in pages.values())
+        context._memo[key] = other if some else frozenset()
+    return frozenset(context._memo[key])
 
 
 def _asked_in(asked: frozenset[str], clause: Sentence, latest: frozenset[str] = frozenset()) -> int:
@@ -865,7 +886,8 @@ def _deciding(
 def answered_clauses(context: ContextWords) -> list[Sentence]:
     """The clauses a bare "Yes." or "No." answers: of the page holding most of the
     question's words (``context.asked``; a word fewer pages hold counting more; none when
-    it holds under two, or one where it asks one), those naming most of its days (by
+    it holds under two, or one where it asks one; none about another kind of what it
+    names, :func:`_of_other_kinds`), those naming most of its days (by
     name, then in a range or group, or implied by an every-day clause; none when none has
     one), then most of its other words (a word said once on the page counting most).
     Where they state a value the question asks ("open") and its opposite, those
@@ -890,6 +912,8 @@ def _answered(context: ContextWords) -> list[Sentence]:
     titled = {w for w in asked if " " in w}  # "aero 14": the pages naming the model asked
     if named := {d for d, words in held.items() if titled & words}:
         pages = {d: n if d in named else 0.0 for d, n in pages.items()}
+    other = _of_other_kinds(frozenset(), context)  # the South district's, of the North's
+    pages = {d: 0.0 if d in other else n for d, n in pages.items()}
     said = [{w for w in subject if holds(w, c.forms)} for c in context.sentences]
     times = Counter((c.doc, w) for c, own in zip(context.sentences, said) for w in own)
     rank = [  # a word the page says once tells its clause ("does not offer printing")
@@ -1907,8 +1931,9 @@ def _asked_elsewhere(value: str, unit: str, subject: frozenset[str], context: Co
             v != value and _year(v) == _year(value) and _kind(u) == kind for v, u in clause.amounts
         )
 
+    other = context.stale | _of_other_kinds(subject, context)
     return any(
-        echo <= c.forms and c.doc not in context.stale and not c.states(value, unit) and another(c)
+        echo <= c.forms and c.doc not in other and not c.states(value, unit) and another(c)
         for c in context.sentences
     )
 
@@ -2400,6 +2425,7 @@ def _disputed(
 def _asked_page(context: ContextWords) -> int | None:
     """The one page (no chat turn) holding most of the question's words, if one does."""
     pages = {c.doc for c in context.sentences} - context.turns
+    pages -= _of_other_kinds(frozenset(), context)  # the South district's, of the North's
     counts = Counter({d: _asked_by(context, d) for d in pages})
     (page, most), *rest = counts.most_common(2) or [(-1, 0)]
     return None if not most or (rest and rest[0][1] == most) else page
