@@ -242,3 +242,13 @@ def test_a_page_about_another_district_is_no_source_for_the_one_asked(question, 
     # question names the North district, and the South page names only the South
     context = ContextWords.of(DISTRICTS, question)
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+@pytest.mark.parametrize(
+    ("answer", "disputed"),
+    [("25 euros.", [("25", [0])]), ("15 euros.", []), ("It costs 25 euros.", [("25", [0])])],
+)
+def test_a_price_only_another_districts_page_gives_is_disputed_by_the_page_asked(answer, disputed):
+    # "25 euros" is the South district's general waste bin, asked of the North district
+    context = ContextWords.of(DISTRICTS, "How much is a replacement bin in the North district?")
+    assert [(answer[a:b], sorted(d)) for (a, b), d in rivals(answer, context)] == disputed

@@ -2235,19 +2235,22 @@ def _asked_page_rivals(
 def _current_rivals(
     subject: frozenset[str], value: str, unit: str, content: set[str], context: ContextWords
 ) -> frozenset[int]:
-    """Where only pages marking themselves out of date state ``value``: the current pages
-    (as much of the question's subject) whose clauses closest to ``subject`` state another
-    number ("5 euros." from a 2019 archive, beside the current page's "6 euros", which
-    names the pool in another sentence and so is not among the closest clauses)."""
+    """Where only pages marking themselves out of date, or about another kind of what is
+    asked (:func:`_of_other_kinds`), state ``value``: the current pages (as much of the
+    question's subject as an out-of-date one) whose clauses closest to ``subject`` state
+    another number ("5 euros." from a 2019 archive, beside the current page's "6 euros",
+    which names the pool in another sentence and so is not among the closest clauses; "25
+    euros." of the South district's page, to a question of the North district's)."""
     holders = {c.doc for c in context.sentences if c.states(value, unit)}
-    if not holders or holders - context.stale:
+    kinds = _of_other_kinds(subject, context)
+    if not holders or holders - context.stale - kinds:
         return frozenset()
-    asked = max(_asked_by(context, d) for d in holders)
+    asked = max((_asked_by(context, d) for d in holders - kinds), default=0)
 
     def numbered(c: Sentence) -> bool:  # the heading "Bulky waste collection." states none
         return any(map(is_number, c.own - content))
 
-    closest = _closest_outside(subject, context, context.stale, numbered)
+    closest = _closest_outside(subject, context, context.stale | kinds, numbered)
     return frozenset(c.doc for c in closest if _asked_by(context, c.doc) >= asked)
 
 
