@@ -509,3 +509,29 @@ def test_the_clauses_a_reply_answers_do_not_depend_on_the_hash_seed():
         for seed in range(6)
     }
     assert len(read) == 1, read
+
+
+AQUA = [
+    "Harbour Pool. Aqua aerobics at Harbour Pool is on Tuesdays.",
+    "Leisure Centre. Aqua aerobics classes for beginners run on Mondays and Thursdays at the "
+    "leisure centre.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [
+        # the leisure centre's clause shares more of the answer's words ("classes")
+        ("When is aqua aerobics at Harbour Pool?", "Aqua aerobics classes are on Tuesdays.", []),
+        ("When is aqua aerobics at Harbour Pool?", "On Mondays.", ["Mondays"]),
+        (
+            "When are aqua aerobics classes at the leisure centre?",
+            "Aqua aerobics classes are on Tuesdays.",
+            ["Tuesdays"],
+        ),
+        ("When are aqua aerobics classes at the leisure centre?", "On Mondays and Thursdays.", []),
+    ],
+)
+def test_a_day_the_page_asked_about_gives_is_its_answer(question, answer, misread):
+    spans = misread_spans(answer, ContextWords.of(AQUA, question))
+    assert [answer[a:b] for a, b in spans] == misread

@@ -1571,7 +1571,9 @@ def _other_days(
     them: "On Mondays." for the South district, whose bins go out on Thursdays, the North
     district's on Mondays. A day the question asks (in a group too: "on weekends") is its
     subject, not a value; a day a clause states with the sentence's numbers ("and on
-    Saturdays from 10:00 to 14:00") is that clause's."""
+    Saturdays from 10:00 to 14:00") is that clause's; a day the current page most about
+    the question gives is its answer, whatever page shares more of the sentence's words
+    (:func:`_held_where_asked`)."""
     asked = context.asked.union(*(DAY_GROUPS[g] for g in context.asked & DAY_GROUPS.keys()))
     days = [(a, b, f) for a, b, _, f in found if f in WEEKDAYS and f not in asked]
     if not days or any(f in OPPOSITES for *_, f in found):  # "open"/"closed" days: opposites
@@ -1594,6 +1596,7 @@ def _other_days(
     if best[1] < 2 or not closest or not all(set(WEEKDAYS) & days_ for days_ in covered):
         return []
     stated = frozenset().union(*(c.own | c.named_days for c in context.sentences))
+    asked_now = _asked_page(context) not in context.stale  # not an archived page's days
     values = {f for *_, f in found if is_number(f)}
     with_values = frozenset().union(
         *(c.own | c.named_days for c in context.sentences if values & c.forms)
@@ -1601,7 +1604,10 @@ def _other_days(
     return [
         (a, b)
         for a, b, f in days
-        if f in stated and f not in with_values and not any(f in d for d in covered + going_on)
+        if f in stated
+        and f not in with_values
+        and not any(f in d for d in covered + going_on)
+        and not (asked_now and _held_where_asked(f, closest, context))  # the page asked's
     ]
 
 
