@@ -39,8 +39,8 @@ PAGES = [
 ]
 
 
-def _misread(question: str, answer: str) -> list[str]:
-    spans = misread_spans(answer, ContextWords.of(PAGES, question))
+def _misread(question: str, answer: str, pages: list[str] = PAGES) -> list[str]:
+    spans = misread_spans(answer, ContextWords.of(pages, question))
     return [answer[a:b] for a, b in spans]
 
 
@@ -533,5 +533,4 @@ AQUA = [
     ],
 )
 def test_a_day_the_page_asked_about_gives_is_its_answer(question, answer, misread):
-    spans = misread_spans(answer, ContextWords.of(AQUA, question))
-    assert [answer[a:b] for a, b in spans] == misread
+    assert _misread(question, answer, AQUA) == misread
