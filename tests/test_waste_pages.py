@@ -11,7 +11,7 @@ from fakes import over_sentences
 from camab_rag.conflicts import disputes
 from camab_rag.groundedness.anchors import followed_up
 from camab_rag.groundedness.score import unchecked_facts
-from camab_rag.groundedness.wordforms import ContextWords, misread_spans, rivals
+from camab_rag.groundedness.wordforms import ContextWords, misread_spans, price_disputes, rivals
 
 DAYS = (
     "Household bin collection days. Bins in the North district are collected on Mondays. "
@@ -252,3 +252,28 @@ def test_a_price_only_another_districts_page_gives_is_disputed_by_the_page_asked
     # "25 euros" is the South district's general waste bin, asked of the North district
     context = ContextWords.of(DISTRICTS, "How much is a replacement bin in the North district?")
     assert [(answer[a:b], sorted(d)) for (a, b), d in rivals(answer, context)] == disputed
+
+
+BULKY_BY_DISTRICT = [  # the district named in another sentence than the price
+    "North district waste. In the North district, bins are collected every Tuesday. Bulky "
+    "waste collection is free once a year.",
+    "South district waste. In the South district, bins are collected every Thursday. Bulky "
+    "waste collection costs 25 euros per visit.",
+]
+
+
+@pytest.mark.parametrize(
+    ("district", "answer", "disputed"),
+    [
+        ("North", "25 euros.", {0: ["25"]}),  # fresh-user review 72, W8: it was supported
+        ("North", "Bulky waste collection in the North district costs 25 euros.", {0: ["25"]}),
+        ("North", "It is free once a year.", {}),
+        ("South", "25 euros.", {}),
+        ("South", "It is free.", {1: ["free"]}),
+    ],
+)
+def test_a_price_or_free_of_another_districts_page_is_disputed_by_the_page_asked(
+    district, answer, disputed
+):
+    question = f"How much does bulky waste collection cost in the {district} district?"
+    assert price_disputes(answer, ContextWords.of(BULKY_BY_DISTRICT, question)) == disputed

@@ -1691,11 +1691,12 @@ def _price_misread(
     a price ("A replacement card is free."). ``read``: where its reply ends and the values it
     works out ("€14 for the two of you")."""
     reply, worked = read
-    current = [c for c in context.sentences if c.doc not in context.stale]
+    kinds = _of_other_kinds(frozenset(f for *_, f in found if f), context)
+    current = [c for c in context.sentences if c.doc not in context.stale | kinds]
     paid = [any(u in _MONEY for _, u in c.amounts) for c in current]
     priced = [c for c, p in zip(current, paid) if p and not c.own & _FREE_FORMS]
     free = [c for c, p in zip(current, paid) if "free" in c.own and not p]
-    if not priced or not free:
+    if not kinds and (not priced or not free):  # else the South's price, the North's free
         return []
     money = {at for at, q in quantities(part) if q.unit in _MONEY and q.value not in worked}
     negated = [end for _, end, w, _ in found if w in NEGATIONS | {"t"}]
@@ -1719,7 +1720,9 @@ def _price_misread(
         b = next((m.start() for m in _PRICE_PIECE.finditer(part, end)), len(part))
         things = {_thing(f) for s, f in named if a <= s < b}
         things = things or (set() if named else asked)
-        best_free, best_priced = (max(_named(things, c) for c in cs) for cs in (free, priced))
+        best_free, best_priced = (
+            max((_named(things, c) for c in cs), default=0) for cs in (free, priced)
+        )
         if said_free and best_priced > max(best_free, 1):
             docs = {c.doc for c in priced if _named(things, c) == best_priced}
             spans.append(((start, end), frozenset(docs)))
