@@ -1081,3 +1081,21 @@ def test_a_block_filter_without_a_scorer_reads_the_facts_rule(smollm2_scorer):
     assert not right.blocked and right.answer == "Parking costs 3 euros an hour."
     assert invented.blocked and invented.report is not None
     assert invented.report.unchecked_facts == ("4",)
+
+
+def test_a_price_the_page_asked_calls_free_is_contested_as_cite_shows_it():
+    """Fresh-user review 72, W8: "25 euros." (the South district's price) to the North
+    district's bulky collection, which its page says is free, was "supported" while its
+    citation listed the North page as disputing it; the verdict now says so too."""
+    pages = [
+        "North district waste. In the North district, bins are collected every Tuesday. Bulky "
+        "waste collection is free once a year.",
+        "South district waste. In the South district, bins are collected every Thursday. Bulky "
+        "waste collection costs 25 euros per visit.",
+    ]
+    north = "How much does bulky waste collection cost in the North district?"
+    wrong = assess_answer(north, pages, "25 euros.", KeywordScorer())
+    assert wrong.verdict == "uncertain" and wrong.sentences[0].contested == ("25",)
+    south = "How much does bulky waste collection cost in the South district?"
+    right = assess_answer(south, pages, "25 euros.", KeywordScorer())
+    assert right.sentences[0].contested == ()

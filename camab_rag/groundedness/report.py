@@ -28,7 +28,14 @@ from camab_rag.groundedness.score import (
     words,
 )
 from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Verdict
-from camab_rag.groundedness.wordforms import CLOCK, ContextWords, outdated, rival_spans, unled
+from camab_rag.groundedness.wordforms import (
+    CLOCK,
+    ContextWords,
+    outdated,
+    price_disputes,
+    rival_spans,
+    unled,
+)
 from camab_rag.methods import METHODS
 from camab_rag.result import AttributionResult, StatementAttribution, cast_fields, fields_dict
 from camab_rag.scorers.base import ScoredBy
@@ -396,6 +403,9 @@ def support_report(
             facts += unasked  # a bare "Yes."
             rivals = () if abstention else rival_spans(span.text, context_words, before)
             contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
+            if not abstention:  # "25 euros." where the page asked says it is free
+                priced = price_disputes(span.text, context_words).values()
+                contested = tuple(dict.fromkeys([*contested, *(w for ws in priced for w in ws)]))
         before = span.text
         sentences.append(
             SentenceGroundedness(
