@@ -402,10 +402,15 @@ def support_report(
             facts = () if abstention else tuple(unchecked_facts(span.text, context_words))
             facts += unasked  # a bare "Yes."
             rivals = () if abstention else rival_spans(span.text, context_words, before)
-            contested = tuple(dict.fromkeys(span.text[a:b] for a, b in rivals))
-            if not abstention:  # "25 euros." where the page asked says it is free
-                priced = price_disputes(span.text, context_words).values()
-                contested = tuple(dict.fromkeys([*contested, *(w for ws in priced for w in ws)]))
+            priced = {} if abstention else price_disputes(span.text, context_words)  # "is free"
+            contested = tuple(
+                dict.fromkeys(
+                    [
+                        *(span.text[a:b] for a, b in rivals),
+                        *(w for ws in priced.values() for w in ws),
+                    ]
+                )
+            )
         before = span.text
         sentences.append(
             SentenceGroundedness(
