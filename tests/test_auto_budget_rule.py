@@ -7,6 +7,7 @@ import pytest
 from camab_rag import AttributionSettings, attribute_fn
 from camab_rag.methods import Auto
 from camab_rag.methods.auto import (
+    HALVES_FOR_EVERY_ANSWER_FROM,
     JOINT_FIT_BELOW,
     UNLIKELY_ANSWER,
     UNLIKELY_HALVES_FROM,
@@ -239,7 +240,9 @@ def unlikely(mask: np.ndarray) -> float:
         (-2.2, 40, 39, 10, "adaptive"),  # under 40 calls
         (-2.2, 80, 40, 10, "adaptive"),  # under (N + 1) / 2 calls
         (-2.2, 130, 64, 10, "adaptive"),  # under (N + 1) / 2 calls
-        (-1.4, 40, 64, 10, "adaptive"),  # likely enough: the model's own answer
+        (-1.4, 40, 63, 10, "adaptive"),  # likely enough (the model's own) under 64 calls
+        (-1.4, 40, 64, 10, "random_halves"),  # from 64 calls, every answer
+        (-1.4, 130, 64, 10, "adaptive"),  # under (N + 1) / 2 calls
         (None, 40, 64, 10, "adaptive"),  # not read
         (-2.2, 40, 64, 40, "adaptive"),  # one segment a document
         (-2.2, 5, 64, 2, "adaptive"),  # every subset fits
@@ -250,7 +253,7 @@ def test_an_unlikely_answer_takes_the_halves_over_several_documents(
 ):
     assert budget_rule(_Switches(), n_segments, budget, n_docs, None, full).design == design
     assert UNLIKELY_ANSWER == -1.5 and UNLIKELY_HALVES_FROM == 0.5
-    assert UNLIKELY_HALVES_MIN_CALLS == 40
+    assert UNLIKELY_HALVES_MIN_CALLS == 40 and HALVES_FOR_EVERY_ANSWER_FROM == 64
     assert budget_rule(_Switches(), 40, 64, 1, None, -2.2).estimator == "lasso"  # one document
 
 
@@ -271,8 +274,8 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     np.testing.assert_allclose(refit.fit(ours.masks, ours.rewards), ours.scores, atol=1e-12)
     assert sorted(np.argsort(-ours.scores)[:6].tolist()) == np.flatnonzero(WEIGHTS).tolist()
 
-    likely = run(budget=64)
-    assert likely.n_queries == 64 and likely.method_config["hierarchical"]
+    likely = run(budget=63)
+    assert likely.n_queries == 63 and likely.method_config["hierarchical"]
     assert likely.method_config["design"] == "adaptive"
     assert "halves_fit" not in likely.method_config  # no halves fitted
     assert likely.method_config["full_reward"] == pytest.approx(-0.2)
@@ -286,6 +289,30 @@ def test_an_unlikely_answer_is_read_from_the_full_context_then_contextcites_halv
     )
     assert below.method_config["hierarchical"] and below.n_queries <= 39
     assert "full_reward" not in below.method_config  # not read under 40 calls
+
+
+def test_from_64_calls_every_answer_takes_the_halves_after_the_full_context():
+    """From 64 calls over several documents a likely answer (the model's own) is read as an
+    unlikely one is: the full context, then ContextCite's halves, a cross-validated LASSO;
+    the switch turned off keeps the hierarchical design, and a config refits either."""
+    ours = run(budget=64)
+    assert ours.n_queries == 64 and ours.masks[0].all()
+    assert ours.method_config["design"] == "random_halves"
+    assert ours.method_config["full_reward"] == pytest.approx(-0.2)
+    assert "every_answer_halves_from" not in ours.method_config  # the usual: not stored
+    halves = ContextCite().sampler(N, 63, np.random.default_rng(5)).next_masks()
+    np.testing.assert_array_equal(ours.masks[1:], halves)
+    np.testing.assert_allclose(ours.scores, lasso_cv_scores(ours.masks, ours.rewards), atol=1e-12)
+    assert sorted(np.argsort(-ours.scores)[:6].tolist()) == np.flatnonzero(WEIGHTS).tolist()
+    off = Auto._variant(every_answer_halves_from=float("inf"))
+    before = run(method=off, budget=64)
+    assert before.method_config["hierarchical"] and before.method_config["design"] == "adaptive"
+    assert before.method_config["every_answer_halves_from"] == float("inf")
+    for result in (ours, before):
+        refit = method_from_config(result.method, result.method_config)
+        np.testing.assert_allclose(
+            refit.fit(result.masks, result.rewards), result.scores, atol=1e-12
+        )
 
 
 def test_the_unlikely_answer_floor_is_a_switch_the_config_keeps():
