@@ -11,7 +11,12 @@ from fakes import over_sentences
 from camab_rag.conflicts import disputes
 from camab_rag.groundedness.anchors import followed_up
 from camab_rag.groundedness.score import unchecked_facts
-from camab_rag.groundedness.wordforms import ContextWords, misread_spans, price_disputes, rivals
+from camab_rag.groundedness.wordforms import (
+    ContextWords,
+    misread_spans,
+    price_disputes,
+    rivals,
+)
 
 DAYS = (
     "Household bin collection days. Bins in the North district are collected on Mondays. "
@@ -277,3 +282,40 @@ def test_a_price_or_free_of_another_districts_page_is_disputed_by_the_page_asked
 ):
     question = f"How much does bulky waste collection cost in the {district} district?"
     assert price_disputes(answer, ContextWords.of(BULKY_BY_DISTRICT, question)) == disputed
+
+
+GARDEN_BY_DISTRICT = [  # each page names its district in its first clause only
+    "North district waste collection. In the North district, residual waste bins are "
+    "collected every Tuesday and recycling bins every second Monday. Garden waste is "
+    "collected on Fridays from April to October.",
+    "South district waste collection. In the South district, general waste bins are "
+    "collected every Thursday. There is no garden waste collection in the South district; "
+    "take garden waste to the recycling centre.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "misread"),
+    [  # fresh-user review 72, W6: "Yes, on Fridays ..." to the South question passed
+        ("When is garden waste collected in the North district?", "On Fridays.", []),
+        (
+            "When is garden waste collected in the North district?",
+            "Garden waste is collected on Fridays from April to October.",
+            [],
+        ),
+        ("When is garden waste collected in the South district?", "On Fridays.", ["Fridays"]),
+        ("Is there a garden waste collection in the South district?", "Yes.", ["Yes"]),
+        ("Is there a garden waste collection in the South district?", "No.", []),
+        (
+            "Is there a garden waste collection in the South district?",
+            "Yes, on Fridays from April to October.",
+            ["Fridays"],
+        ),
+        ("Is there a garden waste collection in the North district?", "Yes.", []),
+    ],
+)
+def test_each_clause_of_a_districts_page_is_of_that_district(question, answer, misread):
+    # the North page's first clause shares more of the question's words ("North
+    # district") than its garden-waste clause, which holds the day asked
+    context = ContextWords.of(GARDEN_BY_DISTRICT, question)
+    assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread

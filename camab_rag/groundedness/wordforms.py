@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -463,6 +463,8 @@ class ContextWords(frozenset[str]):
     """The forms of names its texts write before the same noun as another name ("classic"
     and "student" of "the Classic current account", "the Student account"): kinds of one
     thing, not a brand."""
+    kind_names: dict[str, str]
+    """Each of ``variants`` with its noun, as its texts first write them ("South district")."""
     clocked: frozenset[str]
     """The numbers its texts write only in clock times (the "30" of "17:30")."""
     _memo: dict[object, Any]
@@ -482,10 +484,12 @@ class ContextWords(frozenset[str]):
         variants: Iterable[str] = (),
         clocked: Iterable[str] = (),
         latest: Iterable[str] = (),
+        kind_names: Mapping[str, str] | None = None,
     ) -> ContextWords:
         made = super().__new__(cls, words)
         made.named = frozenset(named)
         made.variants = frozenset(variants)
+        made.kind_names = dict(kind_names or {})
         made.clocked = frozenset(clocked)
         made.told = frozenset(told)  # the asker's own numbers: held, never misread
         made.stale = frozenset(stale)
@@ -536,7 +540,8 @@ class ContextWords(frozenset[str]):
             _told(question),
             stale,
             named=((f[k - 1][3], f[k][3]) for f, at in zip(found, named) for k in at),
-            variants=_variants(texts),
+            variants=(kinds := _variants(texts)),
+            kind_names=kinds,
             clocked=form_set(" ".join(clock_times(t)) for t in texts)
             - form_set(_CLOCK_TIME.sub(" ", t) for t in texts),
             latest=_followed(question),
@@ -561,6 +566,7 @@ class ContextWords(frozenset[str]):
             - (self.forms - self.clocked)
             - (other.forms - other.clocked),
             self.latest | other.latest,
+            other.kind_names | self.kind_names,
         )
 
 
@@ -803,9 +809,12 @@ def _is_value(value: str) -> bool:
     return is_number(value) or value in UNITS.values()
 
 
-Overlap = tuple[int, int, int, int]
-"""A clause's subject days stated, subject forms held, stated, question forms held."""
-_NONE: Overlap = (0, 0, 0, 0)
+Overlap = tuple[int, int, int, int, int]
+"""A clause's subject days stated, subject forms held, stated, question forms held, and
+those it states itself where it names a subject of its own (a clause after ";" holds its
+sentence's subject: "a monthly pass costs 35 euros" of "A single swim costs 4.50 euros;
+...", :func:`_own_subjects`)."""
+_NONE: Overlap = (0, 0, 0, 0, 0)
 _Closest = tuple[list[Overlap], Overlap, list[Sentence]]
 
 
@@ -816,19 +825,31 @@ def _closest(
     ``asked``: the question's words it counts (``context.asked``)."""
     days, asked = subject & CALENDAR, context.asked if asked is None else asked
     other = _of_other_kinds(subject, context)
+    inherited = _kinds_inherited(subject, context)
     overlap = [  # a day named ("closed on Mondays") counts twice; one of a range or group once
         (
             len(days & (c.own | c.named_days)) + len(days & c.named_days),
-            len(subject & c.forms),
-            len(subject & c.own),
-            _asked_in(asked, c, context.latest),
+            len(subject & (c.forms | page)),
+            len(subject & (c.own | page)),
+            _asked_in(asked, c, context.latest, page),
+            sum(holds(word, (c.own if alone else c.forms) | page) for word in asked),
         )
         if c.doc not in other
         else _NONE
-        for c in context.sentences
+        for c, alone in zip(context.sentences, _own_subjects(context))
+        for page in [inherited.get(c.doc, frozenset())]
     ]
     best = max(overlap, default=_NONE)
     return overlap, best, [c for c, n in zip(context.sentences, overlap) if n == best]
+
+
+def _own_subjects(context: ContextWords) -> list[bool]:
+    """Whether each clause names a subject of its own ("a monthly pass costs 35 euros"
+    after "A single swim costs 4.50 euros;"), not only days, times and numbers ("and on
+    Saturday from 10:00 to 14:00", which goes on with its sentence's)."""
+    if "own subjects" not in context._memo:
+        context._memo["own subjects"] = [bool(_subject_words(c.own)) for c in context.sentences]
+    return list(context._memo["own subjects"])
 
 
 def _of_other_kinds(subject: frozenset[str], context: ContextWords) -> frozenset[int]:
@@ -840,21 +861,58 @@ def _of_other_kinds(subject: frozenset[str], context: ContextWords) -> frozenset
         return frozenset()
     key = ("other kinds", named)
     if key not in context._memo:
-        pages: dict[int, frozenset[str]] = {}
-        for c in context.sentences:  # the kinds each text names (capitalised, in a sentence)
-            pages[c.doc] = pages.get(c.doc, frozenset()) | c.names & context.variants
+        pages = _page_kinds(context)
         other = frozenset(d for d, kinds in pages.items() if kinds and not kinds & named)
         some = any(kinds & named for kinds in pages.values())
         context._memo[key] = other if some else frozenset()
     return frozenset(context._memo[key])
 
 
-def _asked_in(asked: frozenset[str], clause: Sentence, latest: frozenset[str] = frozenset()) -> int:
+def _page_kinds(context: ContextWords) -> dict[int, frozenset[str]]:
+    """The kinds each text names (:attr:`ContextWords.variants`, capitalised, in a sentence)."""
+    if "page kinds" not in context._memo:
+        pages: dict[int, frozenset[str]] = {}
+        for c in context.sentences:
+            pages[c.doc] = pages.get(c.doc, frozenset()) | c.names & context.variants
+        context._memo["page kinds"] = pages
+    return dict(context._memo["page kinds"])
+
+
+def _kinds_inherited(subject: frozenset[str], context: ContextWords) -> dict[int, frozenset[str]]:
+    """The texts naming only kinds the question or ``subject`` names, with the forms of
+    those kinds' names: each clause of the North district's page is of the North district,
+    though only its first says so ("Garden waste is collected on Fridays" answers "When is
+    garden waste collected in the North district?", not "In the North district, residual
+    waste bins are collected every Tuesday"; "A single swim costs 4.50 euros" is the
+    Hilltop pool's)."""
+    named = (context.asked | subject) & context.variants - CALENDAR
+    if not named:
+        return {}
+    key = ("kinds inherited", named)
+    if key not in context._memo:
+        pages = {d: kinds for d, kinds in _page_kinds(context).items() if kinds}
+        names = {k: _content(context.kind_names.get(k, k), values=False) for k in named}
+        context._memo[key] = {  # one page: every clause of it alike
+            d: frozenset().union(*(names[k] for k in kinds))
+            for d, kinds in pages.items()
+            if kinds <= named and len(pages) > 1
+        }
+    return dict(context._memo[key])
+
+
+def _asked_in(
+    asked: frozenset[str],
+    clause: Sentence,
+    latest: frozenset[str] = frozenset(),
+    page: frozenset[str] = frozenset(),
+) -> int:
     """How many of the question's words ``clause`` holds, a longer word they start counting
     ("viewing" for "view"); each of a closing follow-up's (``latest``) outweighs the rest
-    ("A second bin costs 30 euros", not the subscription's 45, for "And a second bin?")."""
-    count = sum(holds(word, clause.forms) for word in asked)
-    return count + (len(asked) + 1) * sum(holds(word, clause.forms) for word in latest & asked)
+    ("A second bin costs 30 euros", not the subscription's 45, for "And a second bin?");
+    ``page``: the kinds its page is about (:func:`_kinds_inherited`), held too."""
+    has = clause.forms | page
+    count = sum(holds(word, has) for word in asked)
+    return count + (len(asked) + 1) * sum(holds(word, has) for word in latest & asked)
 
 
 def _said_of(value: str, subject: frozenset[str], context: ContextWords) -> set[str] | None:
@@ -1472,6 +1530,12 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
         if not negators:  # "On Mondays." for the South district: its page says Thursdays
             spans += [(s_start + a, s_start + b) for a, b in _other_days(found, subject, context)]
         if sentence[1][1] == 0 and words not in (["yes"], ["no"]) and not bounds:
+            if (  # "Yes." to "Is there a garden waste collection in the South district?"
+                words[:1] == ["yes"]
+                and _yes_denied(s_start, negators, subject, sentence[2], answered, context)
+                and not any(s_start <= a < s_end for a, _ in spans)  # "Fridays" says it
+            ):
+                spans.append((found[0][0], found[0][1]))
             continue
         worked = derived_values(part, context)
         units = {s_start + at: q.unit for at, q in quantities(part)}
@@ -1485,15 +1549,17 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             if start in bounds and stated:  # "no more than 8 tablets": such limits decide
                 spans += [] if bounds[start][0] else [(s_start + start, s_start + end)]
                 continue
-            if value in worked:
-                continue
+            unit = units.get(s_start + start, "")
+            if value in worked or (
+                _COMPARED.search(part[:start]) and _stated_now(value, unit, context)
+            ):
+                continue  # "4.50 euros instead of 6 euros": the other pool's 6
             span = _listed_span(part, start, *_clause_span(part, start))
             overlap, best, closest = _closest_in(part, span, sentence, context)
             if not stated:  # never stated (of this unit)
                 if _restated(found, k, closest, content):
                     spans.append((s_start + start, s_start + end))
                 continue
-            unit = units.get(s_start + start, "")
             if any((value, unit) in c.amounts for c in limited):  # "in 24 hours" of that limit
                 continue
             held = max(  # "23 kg" is not held by "55 x 40 x 23 cm"
@@ -1522,17 +1588,9 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
             (s_start + a, s_start + b)
             for (a, b), _ in _price_misread(part, found, (reply, worked), context)
         ]
-        if (  # "Yes, lanes can be booked on Sundays." where the clause says "not permitted"
-            s_start == 0
-            and words[:1] == ["yes"]
-            and not negators
-            and (
-                (
-                    len(subject & frozenset.intersection(*(c.forms for c in sentence[2]))) >= 2
-                    and _denied(sentence[2], context)
-                )
-                or _denied(answered, context)  # "Can I print at the branch?"
-            )
+        if (
+            words[:1] == ["yes"]
+            and _yes_denied(s_start, negators, subject, sentence[2], answered, context)
             and not any(s_start <= a < s_end for a, _ in spans)  # an opposite says it
         ):
             spans.append((found[0][0], found[0][1]))
@@ -1545,6 +1603,38 @@ def _find_misread(text: str, context: ContextWords) -> Spans:
                 start = found[k - 1][0] if found[k][2] == "t" else found[k][0]
                 spans.append((s_start + start, s_start + found[k][1]))
     return spans
+
+
+_COMPARED = re.compile(
+    r"\b(?:instead\s+of|compared\s+(?:with|to)|versus|vs\b\.?|as\s+against)\s[^\d,;:.!?]{0,30}$",
+    re.IGNORECASE,
+)
+"""What sets a number against the answer's own ("4.50 euros instead of 6 euros",
+"compared with the Riverside pool's 6 euros"): the other thing's, compared."""
+
+
+def _stated_now(value: str, unit: str, context: ContextWords) -> bool:
+    """Whether a current clause (no out-of-date page) states ``value`` (of ``unit``)."""
+    return any(c.states(value, unit) for c in context.sentences if c.doc not in context.stale)
+
+
+def _yes_denied(
+    s_start: int,
+    negators: Sequence[int],
+    subject: frozenset[str],
+    closest: Sequence[Sentence],
+    answered: Sequence[Sentence],
+    context: ContextWords,
+) -> bool:
+    """Whether an answer's opening "Yes" (no negation after it) is denied: by the clauses
+    closest to its words, sharing two of them ("Yes, lanes can be booked on Sundays." where
+    the clause says "not permitted"), or by those the reply answers ("Can I print at the
+    branch?"; "Yes, on Fridays." to "Is there a garden waste collection in the South
+    district?", whose page says there is none)."""
+    if s_start or negators:
+        return False
+    shared = frozenset.intersection(*(c.forms for c in closest)) if closest else frozenset()
+    return (len(subject & shared) >= 2 and _denied(closest, context)) or _denied(answered, context)
 
 
 def _reply_end(part: str, words: Sequence[str]) -> int:
@@ -1581,6 +1671,15 @@ def _other_days(
     own = subject - CALENDAR - _VALUE_VERBS - _UNIT_WORDS
     if len(own) < 2:  # "They are collected on Mondays.": what the question asks
         own |= _asked_forms(context) - CALENDAR
+    if kinds := _of_other_kinds(subject, context):  # the North district's Fridays, for the South
+        theirs, ours = (
+            frozenset().union(
+                *(c.own | c.named_days for c in context.sentences if (c.doc in kinds) == other)
+            )
+            for other in (True, False)
+        )
+        if taken := [(a, b) for a, b, f in days if f in theirs and f not in ours]:
+            return taken
     overlap, best, closest = _closest(own, context)
     now = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in context.stale]
     if now:  # the current pages' closest clauses, an archived page's closer ones aside
@@ -1853,14 +1952,22 @@ _NAME_BEFORE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'-]*)\s+((?:[a-z][\w-]
 """A capitalised word not opening a sentence and the one or two words after it."""
 
 
-def _variants(texts: Sequence[str]) -> frozenset[str]:
-    """:attr:`ContextWords.variants` of ``texts``."""
-    by_noun: dict[str, set[str]] = {}
+def _variants(texts: Sequence[str]) -> dict[str, str]:
+    """:attr:`ContextWords.variants` of ``texts``, each with its name and noun as first
+    written (:attr:`ContextWords.kind_names`)."""
+    by_noun: dict[str, dict[str, str]] = {}
     for text in texts:
         for name, after in _NAME_BEFORE.findall(text):
-            for noun in (w for w in after.lower().split() if w not in STOPWORDS):
-                by_noun.setdefault(form(noun), set()).add(form(name.lower()))
-    return frozenset(n for names in by_noun.values() if len(names) > 1 for n in names)
+            written = after.split()
+            for k, noun in enumerate(written):
+                if noun.lower() not in STOPWORDS:
+                    named = by_noun.setdefault(form(noun.lower()), {})
+                    named.setdefault(form(name.lower()), " ".join([name, *written[: k + 1]]))
+    out: dict[str, str] = {}
+    for names in by_noun.values():
+        for n, phrase in names.items() if len(names) > 1 else ():
+            out.setdefault(n, phrase)
+    return out
 
 
 def _narrower(
@@ -1956,8 +2063,11 @@ def _held_now(
     misreading."""
     if not closest or any(c.doc not in context.stale for c in closest):
         return False
-    current = _closest_outside(subject, context, context.stale | context.turns)
-    return any(value in c.forms for c in current)
+    overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
+    skip = context.stale | context.turns
+    kept = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in skip]
+    best = max((n for _, n in kept), default=_NONE)  # the question's words deciding too
+    return bool(best[1]) and any(value in c.forms for c, n in kept if n == best)
 
 
 def _elsewhere(
@@ -1982,13 +2092,16 @@ def _denied(clauses: Sequence[Sentence], context: ContextWords) -> bool:
 
 def _denying(clauses: Sequence[Sentence], context: ContextWords) -> dict[int, bool]:
     """Whether each page of ``clauses`` denies a "Yes" (:func:`_denies`): all its clauses
-    stating a word of the question's subject do (a clause after ";" that only inherits the
-    subject, "the nearest garage is on Dock Street", says nothing of it)."""
+    stating most of the question's subject words do (a clause after ";" that only inherits
+    the subject, "the nearest garage is on Dock Street", says nothing of it, nor "take
+    garden waste to the recycling centre" after "There is no garden waste collection in the
+    South district")."""
     subject = context.asked - CALENDAR - OPPOSITES.keys()
     out: dict[int, bool] = {}
     for doc in dict.fromkeys(c.doc for c in clauses):
         page = [c for c in clauses if c.doc == doc]
-        own = [c for c in page if c.own & subject] or page
+        most = max(len(c.own & subject) for c in page)
+        own = [c for c in page if len(c.own & subject) == most]
         out[doc] = all(_denies(c, subject) for c in own)
     return out
 
