@@ -1096,6 +1096,15 @@ def test_a_price_the_page_asked_calls_free_is_contested_as_cite_shows_it():
     north = "How much does bulky waste collection cost in the North district?"
     wrong = assess_answer(north, pages, "25 euros.", KeywordScorer())
     assert wrong.verdict == "uncertain" and wrong.sentences[0].contested == ("25",)
+    # not "the sources differ": the pages are about two districts (review 72, W8 and W9)
+    assert wrong.sentences[0].elsewhere == ("25",)
+    assert wrong.sentences[0].elsewhere_kinds == ("South district",)
+    assert (
+        verdict_text(wrong)
+        == "Check this answer: \u201c25\u201d is from the page on the South district"
+    )
+    again = GroundednessReport.from_dict(wrong.to_dict())
+    assert again.sentences[0].elsewhere_kinds == ("South district",)
     south = "How much does bulky waste collection cost in the South district?"
     right = assess_answer(south, pages, "25 euros.", KeywordScorer())
     assert right.sentences[0].contested == ()

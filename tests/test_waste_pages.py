@@ -14,6 +14,7 @@ from camab_rag.groundedness.score import unchecked_facts
 from camab_rag.groundedness.wordforms import (
     ContextWords,
     misread_spans,
+    other_kinds_of,
     price_disputes,
     rivals,
 )
@@ -319,3 +320,37 @@ def test_each_clause_of_a_districts_page_is_of_that_district(question, answer, m
     # district") than its garden-waste clause, which holds the day asked
     context = ContextWords.of(GARDEN_BY_DISTRICT, question)
     assert [answer[a:b] for a, b in misread_spans(answer, context)] == misread
+
+
+POOLS = [
+    "Riverside pool. The Riverside pool has a 50-metre pool. A monthly pass costs 45 euros.",
+    "Hilltop pool. The Hilltop pool has a 25-metre pool. A monthly pass costs 35 euros.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "word", "kinds"),
+    [
+        (
+            "When is garden waste collected in the South district?",
+            "On Fridays.",
+            "Fridays",
+            ("North district",),
+        ),
+        ("When is garden waste collected in the North district?", "On Fridays.", "Fridays", ()),
+        (
+            "When are residual waste bins collected in the North district?",
+            "Every Thursday.",
+            "Thursday",
+            ("South district",),
+        ),
+        # "25" also stands on the Hilltop pool's page: a page about another thing is no
+        # page of the kind asked, nor of another district
+        ("How much is a monthly pass in the North district?", "25 euros.", "25", ()),
+        ("How much is a monthly pass at the Hilltop pool?", "45 euros.", "45", ("Riverside pool",)),
+        ("How much is a monthly pass?", "45 euros.", "45", ()),  # no kind asked
+    ],
+)
+def test_a_word_only_another_kinds_page_states_names_that_kind(question, answer, word, kinds):
+    context = ContextWords.of([*GARDEN_BY_DISTRICT, *POOLS], question)
+    assert other_kinds_of(word, context, answer) == kinds

@@ -31,6 +31,7 @@ from camab_rag.groundedness.verdict import DEFAULT_CALIBRATION, Calibration, Ver
 from camab_rag.groundedness.wordforms import (
     CLOCK,
     ContextWords,
+    other_kinds_of,
     outdated,
     price_disputes,
     rival_spans,
@@ -55,7 +56,9 @@ class SentenceGroundedness:
     parts of the context its words come from; ``contested``: its numbers two sources state
     differently (at most ``uncertain``), ``outdated`` those of them only out-of-date pages
     state (the answer took history); ``misread``: its ``unchecked_facts`` the context
-    states otherwise (another subject's number, an opposite), which never block.
+    states otherwise (another subject's number, an opposite), which never block;
+    ``elsewhere``: those contested or misread words only pages about another kind of what
+    is asked state, and those kinds (``elsewhere_kinds``: "South district").
     ``grounded`` is ``False`` only for ``unsupported`` (it passes the gate, as the report's
     ``grounded``); ``supported`` reads the verdict: ``None`` for ``uncertain``."""
 
@@ -77,6 +80,8 @@ class SentenceGroundedness:
     contested: tuple[str, ...] | None = None
     misread: tuple[str, ...] = ()
     outdated: tuple[str, ...] = ()
+    elsewhere: tuple[str, ...] = ()
+    elsewhere_kinds: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -100,7 +105,10 @@ class SentenceGroundedness:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SentenceGroundedness:
         done = {k: _optional_words(data.get(k)) for k in ("unchecked_facts", "contested")}
-        parts = {k: tuple(data.get(k) or ()) for k in ("support_from", "misread", "outdated")}
+        parts = {
+            k: tuple(data.get(k) or ())
+            for k in ("support_from", "misread", "outdated", "elsewhere", "elsewhere_kinds")
+        }
         # without "grounded": the verdict says it, else (stored before the rename)
         # "supported" held the pass bit
         verdict = data.get("verdict")
@@ -363,6 +371,16 @@ def support_parts(
     return tuple(parts)
 
 
+def _elsewhere(found: Sequence[str], context: Collection[str], sentence: str) -> dict[str, Any]:
+    """``elsewhere`` and ``elsewhere_kinds`` of a sentence whose contested or misread words
+    are ``found`` (:func:`other_kinds_of`)."""
+    kinds = {w: other_kinds_of(w, context, sentence) for w in dict.fromkeys(found)}
+    return {
+        "elsewhere": tuple(w for w, of in kinds.items() if of),
+        "elsewhere_kinds": tuple(dict.fromkeys(k for of in kinds.values() for k in of)),
+    }
+
+
 def support_report(
     support: TokenSupport,
     threshold: float | None = None,
@@ -391,6 +409,7 @@ def support_report(
     shares = {(s.start, s.end): top_share(s.scores, top_k) for s in statements}
     sentences: list[SentenceGroundedness] = []
     before = ""
+    known_words = context_words or ()
     unasked = () if context_words is None else tuple(unasked_facts(support.response, context_words))
     for span in support.sentences():
         abstention = is_abstention(span.text)
@@ -412,6 +431,7 @@ def support_report(
                 )
             )
         before = span.text
+        misread = misread_words(span.text, known_words) if facts else ()
         sentences.append(
             SentenceGroundedness(
                 text=span.text,
@@ -428,10 +448,9 @@ def support_report(
                 informative=informative_score(within, context_words),
                 unchecked_facts=facts,
                 contested=contested,
-                misread=misread_words(span.text, context_words or ()) if facts else (),
-                outdated=tuple(
-                    w for w in contested or () if outdated(w, context_words or (), span.text)
-                ),
+                misread=misread,
+                outdated=tuple(w for w in contested or () if outdated(w, known_words, span.text)),
+                **_elsewhere([*(contested or ()), *misread], known_words, span.text),
             )
         )
     abstained = _abstained(support.response, sentences)

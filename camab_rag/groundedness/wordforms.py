@@ -2317,6 +2317,35 @@ def outdated(word: str, context: Collection[str], sentence: str = "") -> bool:
     return bool(said) and all(c.doc in context.stale for c in said)
 
 
+def other_kinds_of(word: str, context: Collection[str], sentence: str = "") -> tuple[str, ...]:
+    """The kinds ("South district") of the pages that alone state ``word`` of an answer (a
+    number, day or name as written), where the question or ``sentence`` names another kind
+    of the same thing (:func:`_of_other_kinds`): "25" for the North district, taken from the
+    South district's page. Empty where a page of the kind asked, or of none, states it; a
+    page about another thing ("the Hilltop pool") neither counts nor disputes."""
+    if not isinstance(context, ContextWords) or not context.variants:
+        return ()
+    found = {f for *_, f in forms(word) if f and f not in STOPWORDS}
+    subject = _content(sentence) if sentence else frozenset()
+    named = (context.asked | subject) & context.variants - CALENDAR
+    other = _of_other_kinds(subject, context)
+    nouns = {_noun(context.kind_names[k]) for k in named if k in context.kind_names}
+    family = {k for k, phrase in context.kind_names.items() if _noun(phrase) in nouns} - named
+    kinds = _page_kinds(context)
+    unrelated = {d for d, ks in kinds.items() if ks and not ks & (family | named)}
+    said = [c for c in context.sentences if found & (c.own | c.named_days)]
+    said = [c for c in said if c.doc not in unrelated]
+    if not found or not said or any(c.doc not in other for c in said):
+        return ()
+    names = sorted({k for c in said for k in kinds[c.doc] & family})
+    return tuple(context.kind_names[k] for k in names)
+
+
+def _noun(phrase: str) -> str:
+    """The form of the last word of a kind's name ("district" of "South district")."""
+    return form(phrase.split()[-1].lower())
+
+
 def _identifier(text: str, start: int, end: int) -> tuple[int, int]:
     """The whole name around ``text[start:end]`` as a reader writes it: "units_system" of
     "system", "--file" of "file" (letters, digits, "_", "-", and a "." inside a name)."""

@@ -150,22 +150,33 @@ def _quoted(words: Iterable[str]) -> str:
     return ", ".join(f"\u201c{w}\u201d" for w in words)
 
 
-def _doubts(report: Any, rivals: list[str], old: list[str]) -> list[str]:
+def _doubts(
+    report: Any, rivals: list[str], old: list[str], other: tuple[list[str], list[str]]
+) -> list[str]:
     """What an ``uncertain`` answer should be checked for: values taken from an out-of-date
-    page (``old``), values the sources differ on, facts they never state or state otherwise,
+    page (``old``) or from pages about another kind of what is asked (``other``: the words
+    and the kinds), values the sources differ on, facts they never state or state otherwise,
     else the words the model found unexplained."""
     facts, misread = (list(getattr(report, k, None) or ()) for k in ("unchecked_facts", "misread"))
     absent = [w for w in facts if w not in misread]
     reply = bool(misread) and not _not_replies(misread)  # a bare "Yes." the sources deny
     misread = _clock_whole(_not_replies(misread), report)
     spans = [w for s in getattr(report, "unsupported_spans", None) or [] if (w := _trimmed(s.text))]
-    rivals = [w for w in rivals if w not in old]
-    misread = [w for w in misread if w not in rivals + old]  # said once: "differ on “4”"
-    absent = [w for w in absent if w not in rivals + old]  # not "out-of-date" and "not said"
-    spans = [w for w in spans if w not in rivals + old + misread]
+    taken, kinds = other
+    taken = [w for w in taken if w not in old]
+    aside = old + taken  # said once: "from the page on the South district", not "differ on"
+    rivals = [w for w in rivals if w not in aside]
+    misread = [w for w in misread if w not in rivals + aside]  # said once: "differ on “4”"
+    absent = [w for w in absent if w not in rivals + aside]  # not "out-of-date" and "not said"
+    spans = [w for w in spans if w not in rivals + aside + misread]
     doubts = [f"{_quoted(old)} {'is' if len(old) == 1 else 'are'} from an out-of-date page"] * bool(
         old
     )
+    pages = " and ".join(f"the {kind}" for kind in kinds)
+    doubts += [
+        f"{_quoted(taken)} {'is' if len(taken) == 1 else 'are'} from the "
+        f"page{'s' if len(kinds) > 1 else ''} on {pages}"
+    ] * bool(taken and kinds)
     doubts += [f"the sources differ on {_quoted(rivals)}"] * bool(rivals)
     doubts += [f"the sources do not state {_quoted(absent[:3])}"] * bool(absent)
     doubts += [f"the sources say something else about {_quoted(misread[:3])}"] * bool(misread)
@@ -232,9 +243,13 @@ def verdict_text(report: Any) -> str | None:
     sentences = getattr(report, "sentences", []) or []
     rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
     old = list(dict.fromkeys(w for s in sentences for w in getattr(s, "outdated", ()) or ()))
+    taken, kinds = (
+        list(dict.fromkeys(w for s in sentences for w in getattr(s, key, ()) or ()))
+        for key in ("elsewhere", "elsewhere_kinds")
+    )
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
-    elif name == "uncertain" and (doubts := _doubts(report, rivals, old)):
+    elif name == "uncertain" and (doubts := _doubts(report, rivals, old, (taken, kinds))):
         line = "Check this answer: " + "; ".join(doubts)
     else:
         line = _VERDICT_WORDS[name]
