@@ -856,7 +856,7 @@ def _of_other_kinds(subject: frozenset[str], context: ContextWords) -> frozenset
     """The texts about another kind of the thing the question or ``subject`` names ("South"
     where it asks of the North district's bins, :attr:`ContextWords.variants`): each names
     a kind neither names and none they name, while some text names one they name."""
-    named = (context.asked | subject) & context.variants - CALENDAR
+    named = _kinds_named(subject, context)
     if not named:
         return frozenset()
     key = ("other kinds", named)
@@ -866,6 +866,11 @@ def _of_other_kinds(subject: frozenset[str], context: ContextWords) -> frozenset
         some = any(kinds & named for kinds in pages.values())
         context._memo[key] = other if some else frozenset()
     return frozenset(context._memo[key])
+
+
+def _kinds_named(subject: frozenset[str], context: ContextWords) -> frozenset[str]:
+    """The kinds (:attr:`ContextWords.variants`, no day) the question or ``subject`` names."""
+    return (context.asked | subject) & context.variants - CALENDAR
 
 
 def _page_kinds(context: ContextWords) -> dict[int, frozenset[str]]:
@@ -885,7 +890,7 @@ def _kinds_inherited(subject: frozenset[str], context: ContextWords) -> dict[int
     garden waste collected in the North district?", not "In the North district, residual
     waste bins are collected every Tuesday"; "A single swim costs 4.50 euros" is the
     Hilltop pool's)."""
-    named = (context.asked | subject) & context.variants - CALENDAR
+    named = _kinds_named(subject, context)
     if not named:
         return {}
     key = ("kinds inherited", named)
@@ -2063,11 +2068,8 @@ def _held_now(
     misreading."""
     if not closest or any(c.doc not in context.stale for c in closest):
         return False
-    overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
-    skip = context.stale | context.turns
-    kept = [(c, n) for c, n in zip(context.sentences, overlap) if c.doc not in skip]
-    best = max((n for _, n in kept), default=_NONE)  # the question's words deciding too
-    return bool(best[1]) and any(value in c.forms for c, n in kept if n == best)
+    skip = context.stale | context.turns  # the question's words deciding too
+    return any(value in c.forms for c in _closest_outside(subject, context, skip, whole=True))
 
 
 def _elsewhere(
@@ -2327,7 +2329,7 @@ def other_kinds_of(word: str, context: Collection[str], sentence: str = "") -> t
         return ()
     found = {f for *_, f in forms(word) if f and f not in STOPWORDS}
     subject = _content(sentence) if sentence else frozenset()
-    named = (context.asked | subject) & context.variants - CALENDAR
+    named = _kinds_named(subject, context)
     other = _of_other_kinds(subject, context)
     nouns = {_noun(context.kind_names[k]) for k in named if k in context.kind_names}
     family = {k for k, phrase in context.kind_names.items() if _noun(phrase) in nouns} - named
@@ -2410,9 +2412,12 @@ def _closest_outside(
     context: ContextWords,
     skip: frozenset[int],
     keep: Callable[[Sentence], bool] | None = None,
+    *,
+    whole: bool = False,
 ) -> list[Sentence]:
     """The clauses closest to ``subject`` (value verbs aside) of the texts not in ``skip``
-    (of those ``keep`` takes, if given); none when none shares a word."""
+    (of those ``keep`` takes, if given), by the answer's words (``whole``: by the
+    question's too, the whole :data:`Overlap`); none when none shares a word."""
     overlap, _, _ = _closest(subject - _VALUE_VERBS, context)
     kept = [
         (c, n)
@@ -2420,7 +2425,8 @@ def _closest_outside(
         if c.doc not in skip and (keep is None or keep(c))
     ]
     best = max((n for _, n in kept), default=_NONE)
-    return [c for c, n in kept if best[1] and n[:3] == best[:3]]
+    fields = len(best) if whole else 3
+    return [c for c, n in kept if best[1] and n[:fields] == best[:fields]]
 
 
 def _holder_near(
