@@ -808,11 +808,14 @@ TITLES_MODEL_CHECK = RESULTS / "quality" / "heldout_titles_model.jsonl"
 LIKELY_CHECK = RESULTS / "quality" / "heldout_likely.jsonl"
 """New HotpotQA rows at 64 calls for the random halves for a likely answer (``lds-design
 likely``), one line per example and answer shape."""
+FLOOR_CHECK = RESULTS / "quality" / "heldout_floor.jsonl"
+"""New HotpotQA rows at 32 calls for the unlikely-answer switch's floor (``lds-design
+floor``), one line per example and answer shape."""
 
 
 def checked_ids() -> set[str]:
     """The ids of every row a held-out check holds (the checks' new rows skip them)."""
-    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK, LIKELY_CHECK)
+    checks = (HELD_OUT_CHECK, TITLES_CHECK, TITLES_MODEL_CHECK, LIKELY_CHECK, FLOOR_CHECK)
     return {r["id"] for path in checks for r in read_results(path)}
 
 

@@ -70,7 +70,12 @@ from benchmarks.lds_default import (
     default_headlines,
     default_section,
 )
-from benchmarks.lds_likely import likely_command, likely_report_command
+from benchmarks.lds_likely import (
+    floor_command,
+    floor_report_command,
+    likely_command,
+    likely_report_command,
+)
 from benchmarks.lds_titles import (
     BEFORE,
     CANDIDATES,
@@ -2095,6 +2100,10 @@ def main() -> None:
     likely_parser.add_argument("--shard", default="0/1", help="i/k: every k-th row from the i-th")
     likely_report = sub.add_parser("likely-report", help="the likely-answer rows' test")
     likely_report.add_argument("--no-write", dest="write", action="store_false")
+    floor_parser = sub.add_parser("floor", help="new rows: the unlikely switch from 32 calls")
+    floor_parser.add_argument("--shard", default="0/1", help="i/k: every k-th row from the i-th")
+    floor_report = sub.add_parser("floor-report", help="the 32-call floor rows' test")
+    floor_report.add_argument("--no-write", dest="write", action="store_false")
     report_parser = sub.add_parser("report", help="the tables, replayed from the stores")
     short = [f"{stem}.{shape}" for stem in STEMS for shape in SHAPES if shape != "model"]
     report_parser.add_argument("--results-list", nargs="+", default=[*STEMS, *short])
@@ -2105,6 +2114,7 @@ def main() -> None:
     commands = {"run": run_command, "report": report_command, "heldout": heldout_command}
     commands["titles"] = titles_command
     commands |= {"likely": likely_command, "likely-report": likely_report_command}
+    commands |= {"floor": floor_command, "floor-report": floor_report_command}
     commands[args.command](args)
 
 
