@@ -717,17 +717,19 @@ def test_the_split_table_groups_the_examples_by_what_the_switch_does_with_them()
         "| f | the switch fires | 1 | 0.600 | 0.600 | 0.000 | 1 | 0.300 | 0.300 | 0.000 |",
         "| f | unlikely, N + 1 past its cut | 1 | 0.300 | 0.600 | -0.300 | 1 | 0.300 | 0.300 "
         "| 0.000 |",
-        "| f | likely: the adaptive design | 1 | 0.500 | 0.600 | -0.100 | 1 | 0.300 | 0.300 "
-        "| 0.000 |",
+        f"| f | likely: {lds_design.LIKELY_DESIGN} | 1 | 0.500 | 0.600 | -0.100 | 1 | 0.300 "
+        "| 0.300 | 0.000 |",
     ]
     assert words == (
         "Cells (file and sample) whose mean gap at 64 calls is within 0.02 of "
         "ContextCite-style or above, per group: the switch fires: 2 of 2; unlikely, N + 1 "
-        "past its cut: 1 of 2; likely: the adaptive design: 1 of 2. Where the switch fires, "
-        "`auto` reads ContextCite's own subsets and keeps up; what it trails by at this "
+        f"past its cut: 1 of 2; likely: {lds_design.LIKELY_DESIGN}: 1 of 2. Where the switch "
+        "fires, `auto` reads ContextCite's own subsets and keeps up; what it trails by at this "
         "budget sits in the answers it leaves on its adaptive design."
     )
     table[0][("auto", "64")]["lds_bernoulli"] = 0.5  # it trails where the switch fires too
     assert lds_design.split_table({"f": ([fired, wide, likely, one], table)})[1].endswith(
-        "likely: the adaptive design: 1 of 2."
+        f"likely: {lds_design.LIKELY_DESIGN}: 1 of 2."
     )
+    # at 64 calls a likely answer takes the halves too (HALVES_FOR_EVERY_ANSWER_FROM)
+    assert lds_design.LIKELY_DESIGN.startswith("the halves for every answer from 64 calls")
