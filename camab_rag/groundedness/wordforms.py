@@ -527,6 +527,7 @@ class ContextWords(frozenset[str]):
             replace(s, forms=s.forms | titles[page_of[s.doc]]) if titles[page_of[s.doc]] else s
             for s in sentences
         ]
+        sentences = _heading_names(sentences, texts)
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts)
@@ -1968,11 +1969,46 @@ def _variants(texts: Sequence[str]) -> dict[str, str]:
                 if noun.lower() not in STOPWORDS:
                     named = by_noun.setdefault(form(noun.lower()), {})
                     named.setdefault(form(name.lower()), " ".join([name, *written[: k + 1]]))
+    for first, rest in _headings(texts):  # "Resident parking permit." over its page
+        named = by_noun.setdefault(form(rest[-1].lower()), {})
+        named.setdefault(form(first.lower()), " ".join([first, *rest]).lower())
     out: dict[str, str] = {}
     for names in by_noun.values():
         for n, phrase in names.items() if len(names) > 1 else ():
             out.setdefault(n, phrase)
     return out
+
+
+_HEADING = re.compile(r"([A-Z][a-z]+)((?:\s+[A-Za-z][a-z]+){1,3})\.(?=\s|$)")
+"""A text's opening heading: two to four words, then a full stop ("Visitor parking
+permit. Visitor permits are sold ...")."""
+
+
+def _headings(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The first word and the rest of each text's opening heading (no small word), where
+    another text's heading ends in the same words after another first word: kinds of one
+    thing, which pages about each write in lower case ("a resident parking permit")."""
+    found = []
+    for text in texts:
+        m = _HEADING.match(text)
+        if m and not {w.lower() for w in (m[1], *m[2].split())} & STOPWORDS:
+            found.append((m[1], m[2].split()))
+    firsts: dict[tuple[str, ...], set[str]] = {}
+    for first, rest in found:
+        firsts.setdefault(tuple(w.lower() for w in rest), set()).add(first.lower())
+    return [(f, r) for f, r in found if len(firsts[tuple(w.lower() for w in r)]) > 1]
+
+
+def _heading_names(sentences: list[Sentence], texts: Sequence[str]) -> list[Sentence]:
+    """``sentences`` with each kind of a heading (:func:`_headings`) among the names of a
+    clause writing it with its noun ("a resident parking permit costs 60 euros")."""
+    nouns = {form(first.lower()): form(rest[-1].lower()) for first, rest in _headings(texts)}
+    if not nouns:
+        return sentences
+    return [
+        replace(s, names=s.names | {k for k, noun in nouns.items() if {k, noun} <= s.forms})
+        for s in sentences
+    ]
 
 
 def _narrower(
