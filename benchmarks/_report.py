@@ -26,7 +26,10 @@ TOPICS: dict[str, tuple[str, str]] = {  # topic folder -> (title, its sections' 
     "groundedness": ("Groundedness gate", r"gate|groundedness"),
     "citations": ("Citations", r"citations(-highlights)?"),
     "conflicts": ("Conflicting sources", r"conflicts"),
-    "quality": ("Attribution quality per model call", r"lds|auto_(design|draws|likely|floor)|prior"),
+    "quality": (
+        "Attribution quality per model call",
+        r"lds|auto_(design|draws|likely|floor)|prior",
+    ),
     "proxy": ("Proxy scorer", r"proxy"),
     "speed": ("Speed: scorer and attention kernel", r"scorer-.*|attention-.*"),
 }
