@@ -527,7 +527,8 @@ class ContextWords(frozenset[str]):
             replace(s, forms=s.forms | titles[page_of[s.doc]]) if titles[page_of[s.doc]] else s
             for s in sentences
         ]
-        sentences = _heading_names(sentences, texts)
+        headings = _headings(texts)  # "Resident parking permit." opening its page
+        sentences = _heading_names(sentences, headings)
         return cls(
             (w for text in texts for w in words(text)),
             form_set(texts)
@@ -541,7 +542,7 @@ class ContextWords(frozenset[str]):
             _told(question),
             stale,
             named=((f[k - 1][3], f[k][3]) for f, at in zip(found, named) for k in at),
-            variants=(kinds := _variants(texts)),
+            variants=(kinds := _variants(texts, headings)),
             kind_names=kinds,
             clocked=form_set(" ".join(clock_times(t)) for t in texts)
             - form_set(_CLOCK_TIME.sub(" ", t) for t in texts),
@@ -1958,9 +1959,9 @@ _NAME_BEFORE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'-]*)\s+((?:[a-z][\w-]
 """A capitalised word not opening a sentence and the one or two words after it."""
 
 
-def _variants(texts: Sequence[str]) -> dict[str, str]:
-    """:attr:`ContextWords.variants` of ``texts``, each with its name and noun as first
-    written (:attr:`ContextWords.kind_names`)."""
+def _variants(texts: Sequence[str], headings: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
+    """:attr:`ContextWords.variants` of ``texts`` and of their ``headings`` (:func:`_headings`),
+    each with its name and noun as first written (:attr:`ContextWords.kind_names`)."""
     by_noun: dict[str, dict[str, str]] = {}
     for text in texts:
         for name, after in _NAME_BEFORE.findall(text):
@@ -1969,7 +1970,7 @@ def _variants(texts: Sequence[str]) -> dict[str, str]:
                 if noun.lower() not in STOPWORDS:
                     named = by_noun.setdefault(form(noun.lower()), {})
                     named.setdefault(form(name.lower()), " ".join([name, *written[: k + 1]]))
-    for first, rest in _headings(texts):  # "Resident parking permit." over its page
+    for first, rest in headings:  # "Resident parking permit." over its page
         named = by_noun.setdefault(form(rest[-1].lower()), {})
         named.setdefault(form(first.lower()), " ".join([first, *rest]).lower())
     out: dict[str, str] = {}
@@ -1992,17 +1993,19 @@ def _headings(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
     for text in texts:
         m = _HEADING.match(text)
         if m and not {w.lower() for w in (m[1], *m[2].split())} & STOPWORDS:
-            found.append((m[1], m[2].split()))
+            found.append((m[1], m[2].split(), tuple(m[2].lower().split())))
     firsts: dict[tuple[str, ...], set[str]] = {}
-    for first, rest in found:
-        firsts.setdefault(tuple(w.lower() for w in rest), set()).add(first.lower())
-    return [(f, r) for f, r in found if len(firsts[tuple(w.lower() for w in r)]) > 1]
+    for first, _, end in found:
+        firsts.setdefault(end, set()).add(first.lower())
+    return [(first, rest) for first, rest, end in found if len(firsts[end]) > 1]
 
 
-def _heading_names(sentences: list[Sentence], texts: Sequence[str]) -> list[Sentence]:
-    """``sentences`` with each kind of a heading (:func:`_headings`) among the names of a
+def _heading_names(
+    sentences: list[Sentence], headings: Sequence[tuple[str, list[str]]]
+) -> list[Sentence]:
+    """``sentences`` with each kind of ``headings`` (:func:`_headings`) among the names of a
     clause writing it with its noun ("a resident parking permit costs 60 euros")."""
-    nouns = {form(first.lower()): form(rest[-1].lower()) for first, rest in _headings(texts)}
+    nouns = {form(first.lower()): form(rest[-1].lower()) for first, rest in headings}
     if not nouns:
         return sentences
     return [

@@ -241,11 +241,9 @@ def verdict_text(report: Any) -> str | None:
     if name is None:
         return None
     sentences = getattr(report, "sentences", []) or []
-    rivals = list(dict.fromkeys(w for s in sentences for w in getattr(s, "contested", ()) or ()))
-    old = list(dict.fromkeys(w for s in sentences for w in getattr(s, "outdated", ()) or ()))
-    taken, kinds = (
+    rivals, old, taken, kinds = (
         list(dict.fromkeys(w for s in sentences for w in getattr(s, key, ()) or ()))
-        for key in ("elsewhere", "elsewhere_kinds")
+        for key in ("contested", "outdated", "elsewhere", "elsewhere_kinds")
     )
     if getattr(report, "abstained", False):
         line = "The answer declines to answer: no claim to check"
